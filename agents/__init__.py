@@ -1,0 +1,1 @@
+"""Agents (Diagnoser, Synthesizer, Verifier, Inspector): built in a later stage."""

@@ -1,0 +1,1 @@
+"""LangGraph graphs that wire the agents: built in a later stage."""

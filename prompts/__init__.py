@@ -1,0 +1,1 @@
+"""Prompt templates (one .md file per prompt, filled with string.Template)."""

@@ -1,0 +1,130 @@
+"""One settings tree for the whole tool: a YAML file plus environment overrides.
+
+Each component receives only its own section (``settings.compiler``, ``settings.verify`` …).
+Environment variables override the file: ``STRUCTCOVER_COMPILER__ARCH=sm_80``. Secrets (the
+LLM API key) are read only from the environment, never from the file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+
+class CompilerSettings(BaseModel):
+    """The compile service."""
+
+    arch: str = "sm_90"
+    via: Literal["auto", "nvrtc", "nvcc"] = "auto"
+    timeout_s: float = 60.0
+    cache_dir: Path = Path.home() / ".cache" / "structcover" / "compile"
+
+
+class FeatureSettings(BaseModel):
+    """Structural feature extraction."""
+
+    workers: int = Field(default=0, description="process-pool size; 0 = one per core")
+    cache_dir: Path = Path.home() / ".cache" / "structcover" / "features"
+    max_source_bytes: int = 5_000_000
+
+
+class VerifySettings(BaseModel):
+    """Execution and equivalence."""
+
+    backend: Literal["auto", "gpu", "cpu", "compile-only"] = "auto"
+    trials: int = 5
+    seed: int = 42
+    timeout_s: float = 60.0
+    memory_limit_mb: int = 4096
+    cache_dir: Path = Path.home() / ".cache" / "structcover" / "emulator"
+
+
+class DiscoverySettings(BaseModel):
+    """Feature discovery (mutual information, redundancy, tiers)."""
+
+    tau_high: float = 0.05
+    tau_low: float = 0.01
+    bootstrap: int = 20
+    correct_only: bool = True
+    normalize_within_task: bool = True
+    seed: int = 0
+
+
+class ArchiveSettings(BaseModel):
+    """The coverage archive and diagnosis."""
+
+    bins_per_feature: int = 3
+    low_count: int = 3
+    collapse_rho: float = 0.8
+    cvt_above_dims: int = 4
+    cvt_cells: int = 64
+
+
+class LLMSettings(BaseModel):
+    """An optional OpenAI-compatible endpoint (vLLM serving the policy, or any model)."""
+
+    base_url: str | None = None
+    model: str = "default"
+    timeout_s: float = 120.0
+    max_retries: int = 3
+
+
+class Settings(BaseSettings):
+    """The whole settings tree."""
+
+    model_config = SettingsConfigDict(env_prefix="STRUCTCOVER_", env_nested_delimiter="__",
+                                      extra="forbid")
+
+    state_dir: Path = Path("runs/default")
+    compiler: CompilerSettings = Field(default_factory=CompilerSettings)
+    features: FeatureSettings = Field(default_factory=FeatureSettings)
+    verify: VerifySettings = Field(default_factory=VerifySettings)
+    discovery: DiscoverySettings = Field(default_factory=DiscoverySettings)
+    archive: ArchiveSettings = Field(default_factory=ArchiveSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings],
+                                   init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource,
+                                   dotenv_settings: PydanticBaseSettingsSource,
+                                   file_secret_settings: PydanticBaseSettingsSource,
+                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Environment first so it overrides values passed from the YAML file.
+        return env_settings, init_settings
+
+    @property
+    def llm_api_key(self) -> SecretStr | None:
+        """The LLM key, from ``STRUCTCOVER_LLM_API_KEY`` or ``OPENAI_API_KEY`` only."""
+        key = os.environ.get("STRUCTCOVER_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        return SecretStr(key) if key else None
+
+
+def load_settings(path: Path | None = None) -> Settings:
+    """Load settings from a YAML file (optional) with environment overrides.
+
+    Args:
+        path: A YAML file; ``STRUCTCOVER_CONFIG`` names one when this is None.
+
+    Returns:
+        The validated settings tree.
+
+    Raises:
+        ValueError: The file is not a YAML mapping or holds a secret.
+    """
+    path = path or (Path(os.environ["STRUCTCOVER_CONFIG"]) if os.environ.get("STRUCTCOVER_CONFIG")
+                    else None)
+    data: dict[str, Any] = {}
+    if path is not None:
+        loaded = yaml.safe_load(Path(path).read_text()) or {}
+        if not isinstance(loaded, dict):
+            raise ValueError(f"{path}: settings must be a YAML mapping")
+        if "api_key" in (loaded.get("llm") or {}):
+            raise ValueError(f"{path}: llm.api_key must come from the environment, not a file")
+        data = loaded
+    return Settings(**data)

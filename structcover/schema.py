@@ -1,0 +1,304 @@
+"""Domain models shared by every part of STRUCT-COVER (DESIGN.md §4).
+
+These are plain pydantic models: tools take and return them, the CLI prints them as JSON,
+and the agents read their docstrings. Feature values are raw measures; only the archive bins.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from enum import Enum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+#: Element types a task's buffers may have, with their numpy names.
+DTYPES: dict[str, str] = {
+    "float32": "float32",
+    "float64": "float64",
+    "float16": "float16",
+    "bfloat16": "uint16",  # numpy has no bfloat16; the raw bits travel as uint16
+    "int8": "int8",
+    "uint8": "uint8",
+    "int32": "int32",
+    "uint32": "uint32",
+    "int64": "int64",
+}
+
+#: Default equivalence tolerances per dtype (DESIGN.md §6; KernelBench uses the same).
+DEFAULT_TOLERANCE: dict[str, tuple[float, float]] = {
+    "float32": (1e-4, 1e-4),
+    "float64": (1e-8, 1e-8),
+    "float16": (1e-2, 1e-2),
+    "bfloat16": (1e-2, 1e-2),
+}
+
+_SIZE_EXPR = re.compile(r"^[A-Za-z0-9_+\-*/() ]+$")
+
+
+def content_hash(source: str) -> str:
+    """Return the stable id of a program: sha256 of its UTF-8 text, first 16 hex digits."""
+    return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def eval_size_expr(expr: str | int, sizes: dict[str, int]) -> int:
+    """Evaluate a size expression such as ``"M*K"`` or ``"N+1"`` over a task's sizes.
+
+    Args:
+        expr: An integer or an arithmetic expression over size names.
+        sizes: The task's named sizes.
+
+    Returns:
+        The integer value.
+
+    Raises:
+        ValueError: The expression has characters other than names, digits and + - * / ( ),
+            or names an unknown size.
+    """
+    if isinstance(expr, int):
+        return expr
+    if not _SIZE_EXPR.match(expr):
+        raise ValueError(f"size expression {expr!r} may only use names, digits and + - * / ( )")
+    try:
+        # Names are checked against `sizes` and builtins are removed, so this is arithmetic only.
+        value = eval(expr, {"__builtins__": {}}, dict(sizes))  # noqa: S307
+    except NameError as exc:
+        raise ValueError(f"size expression {expr!r}: {exc}") from exc
+    return int(value)
+
+
+class RewardSource(str, Enum):
+    """Where a reward came from. A reward is never invented: it is given, measured or simulated."""
+
+    GIVEN = "given"
+    MEASURED_GPU = "measured-gpu"
+    SIMULATED = "simulated"
+
+
+class Reward(BaseModel):
+    """The outcome signal of a program: correctness, speedup over the reference, time, energy."""
+
+    correct: bool | None = None
+    speedup: float | None = Field(default=None, description="reference time / program time")
+    runtime_ms: float | None = None
+    energy_j: float | None = None
+    source: RewardSource = RewardSource.GIVEN
+
+    @field_validator("speedup", "runtime_ms", "energy_j")
+    @classmethod
+    def _non_negative(cls, value: float | None) -> float | None:
+        if value is not None and value < 0:
+            raise ValueError("must be >= 0")
+        return value
+
+
+class Trajectory(BaseModel):
+    """One rollout: a prompt x, the program y the policy wrote, its reward r, the round."""
+
+    task_id: str
+    prompt: str = ""
+    program: str
+    reward: Reward = Field(default_factory=Reward)
+    round: int = 0
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def program_id(self) -> str:
+        """Content-hash id of the program text."""
+        return content_hash(self.program)
+
+
+class Origin(BaseModel):
+    """How a program came to exist."""
+
+    kind: Literal["rollout", "corpus", "synthesized", "mutated"] = "rollout"
+    parent_id: str | None = None
+    operator: str | None = None
+    detail: str | None = None
+
+
+class Program(BaseModel):
+    """A program under study, identified by the hash of its source."""
+
+    source: str
+    language: Literal["cuda", "triton", "python", "cute", "unknown"] = "cuda"
+    task_id: str | None = None
+    origin: Origin = Field(default_factory=Origin)
+    round: int = 0
+
+    @property
+    def id(self) -> str:
+        """Content-hash id of the source."""
+        return content_hash(self.source)
+
+
+FeatureValue = float | int | bool | str | None
+
+
+class FeatureVector(BaseModel):
+    """Raw structural measures of one program: names to floats, counts, flags or categories."""
+
+    program_id: str
+    values: dict[str, FeatureValue] = Field(default_factory=dict)
+
+
+class TensorArg(BaseModel):
+    """A buffer the launcher receives as a pointer: shape expressions over the task's sizes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    kind: Literal["tensor"] = "tensor"
+    dtype: str = "float32"
+    shape: list[str | int]
+    role: Literal["input", "output", "inout"] = "input"
+    #: How inputs are drawn: uniform in [low, high), normal(0, high), randint in [low, high),
+    #: zeros, ones, or "structured" when the task's generator fills it.
+    distribution: Literal["uniform", "normal", "randint", "zeros", "ones", "structured"] = "uniform"
+    low: float = -1.0
+    high: float = 1.0
+
+    @field_validator("dtype")
+    @classmethod
+    def _known_dtype(cls, value: str) -> str:
+        if value not in DTYPES:
+            raise ValueError(f"unknown dtype {value!r}; known: {sorted(DTYPES)}")
+        return value
+
+
+class ScalarArg(BaseModel):
+    """A by-value launcher argument: an integer size expression or a float constant."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    kind: Literal["scalar"] = "scalar"
+    ctype: Literal["int", "long long", "unsigned int", "float", "double"] = "int"
+    value: str | int | float
+
+
+class TaskSpec(BaseModel):
+    """How to execute every program of one task the same way on every backend.
+
+    A program exposes ``extern "C" int <launcher>(<args in order>, cudaStream_t stream)``: it
+    receives device pointers (host memory on the CPU backend), the sizes and a stream, launches
+    its kernels with whatever grid and block it chooses, and returns a CUDA error code
+    (0 = success).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str
+    family: str = ""
+    description: str = ""
+    launcher: str = "launch"
+    args: list[TensorArg | ScalarArg]
+    sizes: dict[str, int]
+    #: Named structured-input generator (e.g. "csr") filling args whose distribution is
+    #: "structured"; see tools/verify/inputs.py.
+    generator: str | None = None
+    generator_params: dict[str, Any] = Field(default_factory=dict)
+    atol: float | None = None
+    rtol: float | None = None
+    reference: str | None = Field(default=None, description="path or corpus name of the reference")
+
+    @model_validator(mode="after")
+    def _check(self) -> TaskSpec:
+        names = [a.name for a in self.args]
+        if len(set(names)) != len(names):
+            raise ValueError(f"task {self.task_id}: duplicate argument names in {names}")
+        if not any(isinstance(a, TensorArg) and a.role != "input" for a in self.args):
+            raise ValueError(f"task {self.task_id}: no output argument")
+        for arg in self.args:
+            exprs = arg.shape if isinstance(arg, TensorArg) else (
+                [arg.value] if arg.ctype not in ("float", "double") else [])
+            for expr in exprs:
+                eval_size_expr(expr, self.sizes)
+            if isinstance(arg, TensorArg) and arg.distribution == "structured" and not self.generator:
+                raise ValueError(f"task {self.task_id}: {arg.name} is structured but no generator")
+        return self
+
+    @property
+    def tensors(self) -> list[TensorArg]:
+        """The pointer arguments, in launcher order."""
+        return [a for a in self.args if isinstance(a, TensorArg)]
+
+    def shape_of(self, name: str, sizes: dict[str, int] | None = None) -> tuple[int, ...]:
+        """Concrete shape of tensor ``name`` for ``sizes`` (the task's own by default)."""
+        arg = next(a for a in self.tensors if a.name == name)
+        return tuple(eval_size_expr(e, sizes or self.sizes) for e in arg.shape)
+
+    def tolerance(self, dtype: str) -> tuple[float, float]:
+        """(atol, rtol) for outputs of ``dtype``: the task's override, else the dtype default."""
+        atol, rtol = DEFAULT_TOLERANCE.get(dtype, (0.0, 0.0))
+        return (self.atol if self.atol is not None else atol,
+                self.rtol if self.rtol is not None else rtol)
+
+    def c_signature(self) -> str:
+        """The launcher's C prototype, as programs must declare it."""
+        ctypes_ = {"float32": "float", "float64": "double", "float16": "__half",
+                   "bfloat16": "__nv_bfloat16", "int8": "signed char", "uint8": "unsigned char",
+                   "int32": "int", "uint32": "unsigned int", "int64": "long long"}
+        parts = []
+        for arg in self.args:
+            if isinstance(arg, TensorArg):
+                const = "const " if arg.role == "input" else ""
+                parts.append(f"{const}{ctypes_[arg.dtype]}* {arg.name}")
+            else:
+                parts.append(f"{arg.ctype} {arg.name}")
+        parts.append("cudaStream_t stream")
+        return f'extern "C" int {self.launcher}({", ".join(parts)})'
+
+
+class CompileStats(BaseModel):
+    """What ptxas reported for one kernel."""
+
+    kernel: str
+    registers: int = 0
+    smem_bytes: int = 0
+    stack_bytes: int = 0
+    spill_store_bytes: int = 0
+    spill_load_bytes: int = 0
+    barriers: int = 0
+
+
+class Timing(BaseModel):
+    """Measured run time over several trials."""
+
+    median_ms: float
+    mean_ms: float
+    std_ms: float
+    trials: int
+    cv: float = Field(description="coefficient of variation, std / mean")
+
+
+class Verdict(BaseModel):
+    """Everything the verifier learned about one candidate program."""
+
+    program_id: str
+    task_id: str | None = None
+    compiled: bool | None = None
+    compile_log: str = ""
+    compile_stats: list[CompileStats] = Field(default_factory=list)
+    equivalent: bool | None = Field(default=None, description="None = not run")
+    backend: Literal["gpu", "cpu", "compile-only", "none"] = "none"
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    first_mismatch: list[int] | None = None
+    structure_match: bool | None = None
+    hacking_flags: list[str] = Field(default_factory=list)
+    failure: str | None = Field(default=None, description="short machine-readable failure kind")
+    detail: str = ""
+    timing: Timing | None = None
+    energy_j: float | None = None
+
+
+class RoundInfo(BaseModel):
+    """Bookkeeping for one training round seen by the tool."""
+
+    round: int
+    source: str = ""
+    n_trajectories: int = 0
+    n_quarantined: int = 0
+    created_at: str = ""

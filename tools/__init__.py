@@ -1,0 +1,1 @@
+"""Deterministic, typed analysis tools: no LLM calls, no printing."""

@@ -1,0 +1,111 @@
+"""The sample corpus: task families with a TaskSpec, a reference and structural variants.
+
+Layout (package data under ``structcover/corpus/``)::
+
+    <family>/task.yaml          one TaskSpec (more tasks: task_<name>.yaml, e.g. SpMV patterns)
+    <family>/reference.cu       the reference program
+    <family>/variants/<name>.cu structurally different, correct variants
+
+Every program exposes the task's ``extern "C"`` launcher, so any backend runs it the same way.
+Each variant file starts with a ``// variant: <one line on its structure>`` comment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+from structcover.schema import TaskSpec
+
+
+@dataclass(frozen=True)
+class CorpusProgram:
+    """One program of the corpus."""
+
+    family: str
+    name: str
+    path: Path
+    source: str
+    description: str = ""
+
+    @property
+    def is_reference(self) -> bool:
+        """True for the family's reference program."""
+        return self.name == "reference"
+
+
+@dataclass(frozen=True)
+class TaskFamily:
+    """A task family: its task specs (one or more), reference and variants."""
+
+    name: str
+    root: Path
+    tasks: list[TaskSpec]
+    reference: CorpusProgram
+    variants: list[CorpusProgram] = field(default_factory=list)
+
+    @property
+    def programs(self) -> list[CorpusProgram]:
+        """The reference followed by the variants."""
+        return [self.reference, *self.variants]
+
+
+def corpus_root() -> Path:
+    """Folder that holds the shipped corpus."""
+    return Path(str(resources.files("structcover.corpus")))
+
+
+def _describe(source: str) -> str:
+    first = source.lstrip().splitlines()[0] if source.strip() else ""
+    return first.split("variant:", 1)[1].strip() if "variant:" in first else ""
+
+
+def load_task(path: Path) -> TaskSpec:
+    """Read one TaskSpec YAML file.
+
+    Raises:
+        ValueError: The file is not a valid TaskSpec; the message names the file.
+    """
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+        return TaskSpec.model_validate(data)
+    except Exception as exc:  # noqa: BLE001 - re-raised with the file name
+        raise ValueError(f"{path}: invalid task spec: {exc}") from exc
+
+
+def load_family(root: Path) -> TaskFamily:
+    """Load one family folder."""
+    root = Path(root)
+    tasks = [load_task(p) for p in sorted(root.glob("task*.yaml"))]
+    if not tasks:
+        raise ValueError(f"{root}: no task*.yaml")
+    ref_path = root / "reference.cu"
+    reference = CorpusProgram(root.name, "reference", ref_path, ref_path.read_text(), "reference")
+    variants = []
+    for path in sorted((root / "variants").glob("*.cu")):
+        source = path.read_text()
+        variants.append(CorpusProgram(root.name, path.stem, path, source, _describe(source)))
+    return TaskFamily(root.name, root, tasks, reference, variants)
+
+
+def load_corpus(root: Path | None = None) -> list[TaskFamily]:
+    """Load every family of the corpus, sorted by name."""
+    root = Path(root) if root else corpus_root()
+    return [load_family(p) for p in sorted(root.iterdir())
+            if p.is_dir() and any(p.glob("task*.yaml"))]
+
+
+def find_task(task_id: str, root: Path | None = None) -> tuple[TaskSpec, TaskFamily]:
+    """Find a task by id (or by family name when the family has a single task).
+
+    Raises:
+        KeyError: No such task in the corpus.
+    """
+    for family in load_corpus(root):
+        for task in family.tasks:
+            if task.task_id == task_id or (family.name == task_id and len(family.tasks) == 1):
+                return task, family
+    raise KeyError(f"no task {task_id!r} in the corpus")

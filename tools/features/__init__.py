@@ -1,0 +1,1 @@
+"""STRUCT-COVER."""
