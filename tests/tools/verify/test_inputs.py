@@ -1,0 +1,119 @@
+"""Seeded input generation: distributions, dtypes, poison, and the csr generator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from structcover.schema import TaskSpec
+from structcover.tools.verify.inputs import (
+    bfloat16_bits_to_float32,
+    csr_nnz,
+    float32_to_bfloat16_bits,
+    is_poison,
+    make_inputs,
+)
+
+
+def _spec(**kw) -> TaskSpec:
+    base = dict(task_id="t", sizes={"N": 64}, args=[
+        {"name": "x", "dtype": "float32", "shape": ["N"]},
+        {"name": "h", "dtype": "float16", "shape": ["N"], "distribution": "normal", "high": 2.0},
+        {"name": "b", "dtype": "bfloat16", "shape": ["N"], "low": 1.0, "high": 2.0},
+        {"name": "i", "dtype": "int32", "shape": ["N", 2], "distribution": "randint",
+         "low": 3, "high": 7},
+        {"name": "z", "dtype": "float32", "shape": [4], "distribution": "zeros"},
+        {"name": "io", "dtype": "float32", "shape": ["N"], "role": "inout",
+         "distribution": "ones"},
+        {"name": "y", "dtype": "float32", "shape": ["N"], "role": "output"},
+        {"name": "yi", "dtype": "int32", "shape": ["N"], "role": "output"},
+        {"name": "n", "kind": "scalar", "value": "N"},
+    ])
+    base.update(kw)
+    return TaskSpec.model_validate(base)
+
+
+def test_same_seed_same_bits_other_seed_other_data():
+    spec = _spec()
+    a, b, c = make_inputs(spec, 42), make_inputs(spec, 42), make_inputs(spec, 43)
+    assert list(a) == ["x", "h", "b", "i", "z", "io", "y", "yi"]
+    for name in a:
+        assert a[name].tobytes() == b[name].tobytes()
+    assert not np.array_equal(a["x"], c["x"])
+
+
+def test_distributions_dtypes_and_shapes():
+    arrays = make_inputs(_spec(), 7)
+    x = arrays["x"]
+    assert x.dtype == np.float32 and x.shape == (64,) and x.min() >= -1 and x.max() < 1
+    assert arrays["h"].dtype == np.float16 and arrays["h"].std() > 0.5
+    bvals = bfloat16_bits_to_float32(arrays["b"])
+    assert arrays["b"].dtype == np.uint16 and bvals.min() >= 1.0 and bvals.max() <= 2.0
+    i = arrays["i"]
+    assert i.dtype == np.int32 and i.shape == (64, 2) and set(np.unique(i)) <= {3, 4, 5, 6}
+    assert not arrays["z"].any()
+    assert (arrays["io"] == 1).all()
+
+
+def test_outputs_are_poisoned():
+    arrays = make_inputs(_spec(), 1)
+    assert is_poison(arrays["y"], "float32").all() and np.isnan(arrays["y"]).all()
+    assert is_poison(arrays["yi"], "int32").all()
+    assert not is_poison(arrays["x"], "float32").any()
+
+
+def test_size_override():
+    arrays = make_inputs(_spec(), 1, sizes={"N": 10})
+    assert arrays["x"].shape == (10,) and arrays["i"].shape == (10, 2)
+
+
+def test_bfloat16_round_trip_rounds_to_nearest_even():
+    vals = np.array([1.0, 1.00390625, 1.01171875, -3.5, 0.0], dtype=np.float32)
+    back = bfloat16_bits_to_float32(float32_to_bfloat16_bits(vals))
+    # 1 + 2^-8 is a tie between 1 and 1 + 2^-7: rounds to even (1.0); 1 + 3*2^-8 rounds up.
+    assert back.tolist() == [1.0, 1.0, 1.015625, -3.5, 0.0]
+
+
+def _csr_spec(pattern: str, n: int, nnz: int, **params) -> TaskSpec:
+    return TaskSpec.model_validate(dict(
+        task_id="spmv", sizes={"N": n, "NNZ": nnz}, generator="csr",
+        generator_params={"pattern": pattern, **params}, args=[
+            {"name": "row_ptr", "dtype": "int32", "shape": ["N+1"], "distribution": "structured"},
+            {"name": "col_idx", "dtype": "int32", "shape": ["NNZ"], "distribution": "structured"},
+            {"name": "vals", "dtype": "float32", "shape": ["NNZ"], "distribution": "structured"},
+            {"name": "x", "dtype": "float32", "shape": ["N"]},
+            {"name": "y", "dtype": "float32", "shape": ["N"], "role": "output"},
+        ]))
+
+
+@pytest.mark.parametrize("pattern,params", [
+    ("diagonal", {}), ("banded", {"half_width": 2}), ("random", {"per_row": 5}),
+])
+def test_csr_patterns_are_valid_matrices(pattern, params):
+    n = 40
+    nnz = csr_nnz(pattern, n, params)
+    arrays = make_inputs(_csr_spec(pattern, n, nnz, **params), 3)
+    row_ptr, col_idx, vals = arrays["row_ptr"], arrays["col_idx"], arrays["vals"]
+    assert row_ptr.dtype == np.int32 and col_idx.dtype == np.int32 and vals.dtype == np.float32
+    assert row_ptr[0] == 0 and row_ptr[-1] == nnz and (np.diff(row_ptr) >= 0).all()
+    for r in range(n):
+        cols = col_idx[row_ptr[r]:row_ptr[r + 1]]
+        assert (np.diff(cols) > 0).all() and cols.min() >= 0 and cols.max() < n
+        if pattern == "diagonal":
+            assert cols.tolist() == [r]
+        if pattern == "banded":
+            assert cols.tolist() == list(range(max(0, r - 2), min(n, r + 3)))
+        if pattern == "random":
+            assert len(cols) == 5
+
+
+def test_banded_nnz_formula():
+    assert csr_nnz("banded", 4, {"half_width": 1}) == 10
+    assert csr_nnz("random", 8, {"per_row": 3}) == 24
+
+
+def test_csr_rejects_inconsistent_nnz():
+    with pytest.raises(ValueError, match="NNZ"):
+        make_inputs(_csr_spec("banded", 40, 100, half_width=2), 0)
+    with pytest.raises(ValueError, match="per_row"):
+        make_inputs(_csr_spec("random", 4, 20, per_row=5), 0)
