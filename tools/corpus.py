@@ -109,3 +109,25 @@ def find_task(task_id: str, root: Path | None = None) -> tuple[TaskSpec, TaskFam
             if task.task_id == task_id or (family.name == task_id and len(family.tasks) == 1):
                 return task, family
     raise KeyError(f"no task {task_id!r} in the corpus")
+
+
+def corpus_records(root: Path | None = None) -> list[dict[str, object]]:
+    """Every corpus program as a normalized record (one per task it serves).
+
+    Corpus programs carry no reward: ``correct``/``speedup`` are None until measured.
+    """
+    from structcover.schema import content_hash  # noqa: PLC0415 - keep module import light
+
+    rows: list[dict[str, object]] = []
+    for family in load_corpus(root):
+        for task in family.tasks:
+            for program in family.programs:
+                rows.append({
+                    "program_id": content_hash(program.source), "task_id": task.task_id,
+                    "family": family.name, "variant": program.name, "prompt": task.description,
+                    "program": program.source, "correct": None, "speedup": None,
+                    "runtime_ms": None, "round": 0, "reward_source": "given",
+                    "source_file": str(program.path.relative_to(family.root.parent)),
+                    "meta": "",
+                })
+    return rows

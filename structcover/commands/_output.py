@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import typer
 from pydantic import BaseModel
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -38,14 +39,19 @@ def print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(_plain(obj), indent=2, default=str) + "\n")
 
 
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
 def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
     """Print a rich table."""
     table = Table(title=title, show_lines=False)
     for col in columns:
         table.add_column(col)
     for row in rows:
-        table.add_row(*("" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v))
-                        for v in row))
+        table.add_row(*(escape(_cell(v)) for v in row))
     console.print(table)
 
 
