@@ -1,0 +1,54 @@
+"""Compile a whole program with nvcc (toolkit or wheels) to cubin + PTX with ptxas -v."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class RawCompile:
+    """What one compiler invocation produced, before parsing."""
+
+    ok: bool
+    log: str = ""
+    ptx: str = ""
+    cubin: bytes | None = None
+    timed_out: bool = False
+
+
+def nvcc_flags(arch: str) -> list[str]:
+    """The nvcc flags the service uses (part of the cache key)."""
+    return [f"-arch={arch}", "-cubin", "-Xptxas", "-v", "-std=c++17"]
+
+
+def compile_nvcc(nvcc: Path, source: str, arch: str, timeout_s: float) -> RawCompile:
+    """Run nvcc on ``source`` in a private temp folder, killing it after ``timeout_s``.
+
+    The whole process group is killed on timeout, since nvcc runs cicc/ptxas as children.
+    """
+    with tempfile.TemporaryDirectory(prefix="structcover-nvcc-") as tmp:
+        work = Path(tmp)
+        src = work / "program.cu"
+        src.write_text(source)
+        cmd = [str(nvcc), *nvcc_flags(arch), "-keep", "-keep-dir", str(work),
+               "-o", str(work / "program.cubin"), str(src)]
+        proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        try:
+            out, _ = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, _ = proc.communicate()
+            return RawCompile(ok=False, log=out.decode("utf-8", "replace"), timed_out=True)
+        log = out.decode("utf-8", "replace").replace(str(src), "program.cu")
+        if proc.returncode != 0:
+            return RawCompile(ok=False, log=log)
+        ptx_path = work / "program.ptx"
+        return RawCompile(ok=True, log=log,
+                          ptx=ptx_path.read_text() if ptx_path.exists() else "",
+                          cubin=(work / "program.cubin").read_bytes())

@@ -1,0 +1,208 @@
+"""The compile service: one call compiles a program with NVRTC or nvcc, cached and sandboxed.
+
+``compile_program`` never raises on a bad program: compile errors, a missing compiler and
+timeouts all come back inside the :class:`CompileResult`.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from structcover.config import CompilerSettings
+from structcover.schema import CompileStats
+from structcover.tools.compiler import toolchain
+from structcover.tools.compiler.cache import CompileCache, cache_key
+from structcover.tools.compiler.errors import CompileError, fallback_error, parse_errors
+from structcover.tools.compiler.nvcc import RawCompile, compile_nvcc, nvcc_flags
+from structcover.tools.compiler.nvrtc import compile_nvrtc, nvrtc_options
+from structcover.tools.compiler.ptxas import name_stats, parse_ptxas
+from structcover.tools.compiler.slicing import slice_device_code
+
+_ARCH = re.compile(r"^sm_\d{2,3}[af]?$")
+_SOURCE_NAME = "program.cu"
+
+
+class CompileResult(BaseModel):
+    """Everything one compile produced."""
+
+    ok: bool
+    via: Literal["nvrtc", "nvcc", "none"]
+    arch: str
+    ptx: str = ""
+    #: The cubin in the compile cache (read it with :meth:`cubin_bytes`).
+    cubin_path: str | None = None
+    stats: list[CompileStats] = Field(default_factory=list, description="per kernel, ptxas")
+    #: Kernel name (``scale<4>``) -> mangled symbol in the cubin.
+    kernel_symbols: dict[str, str] = Field(default_factory=dict)
+    errors: list[CompileError] = Field(default_factory=list)
+    log: str = ""
+    cached: bool = False
+    timed_out: bool = False
+    seconds: float = 0.0
+    compiler_version: str = ""
+    #: Notes: what the NVRTC slicer dropped, fallbacks taken.
+    notes: list[str] = Field(default_factory=list)
+
+    def cubin_bytes(self) -> bytes | None:
+        """The cubin, or None when the compile failed or the cache entry is gone."""
+        if not self.cubin_path:
+            return None
+        try:
+            return Path(self.cubin_path).read_bytes()
+        except OSError:
+            return None
+
+
+def _run_in_child(func, args: tuple, timeout_s: float) -> RawCompile:  # noqa: ANN001
+    """Run ``func(*args)`` in a forked child; kill it after ``timeout_s``."""
+    ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    recv, send = ctx.Pipe(duplex=False)
+
+    def target() -> None:
+        try:
+            send.send(func(*args))
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent as a failure
+            send.send(RawCompile(ok=False, log=f"internal compiler error: {exc!r}"))
+
+    proc = ctx.Process(target=target, daemon=True)
+    proc.start()
+    send.close()
+    try:
+        if recv.poll(timeout_s):
+            try:
+                return recv.recv()
+            except EOFError:
+                pass
+            proc.join(1)
+            return RawCompile(ok=False, log=f"compiler process died (exit {proc.exitcode})")
+        return RawCompile(ok=False, log=f"compile timed out after {timeout_s:g} s",
+                          timed_out=True)
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join(5)
+        recv.close()
+
+
+def _resolve_via(via: str) -> str | None:
+    nvcc_ok = toolchain.find_nvcc() is not None
+    if via == "nvrtc":
+        return "nvrtc" if toolchain.nvrtc_available() else None
+    if via == "nvcc":
+        return "nvcc" if nvcc_ok else None
+    if toolchain.nvrtc_available():
+        return "nvrtc"
+    return "nvcc" if nvcc_ok else None
+
+
+def _finish(raw: RawCompile, source: str, via: str, arch: str, version: str,
+            to_original=None) -> CompileResult:  # noqa: ANN001
+    parsed, symbols = name_stats(parse_ptxas(raw.log)) if raw.ok else ([], {})
+    errors = [] if raw.ok else parse_errors(raw.log, source, via, to_original)
+    if raw.timed_out:
+        errors = [CompileError(message=raw.log, origin="timeout")]
+    elif not raw.ok and not errors:
+        errors = [fallback_error(raw.log, via)]
+    return CompileResult(ok=raw.ok, via=via, arch=arch, ptx=raw.ptx, stats=parsed,  # type: ignore[arg-type]
+                         kernel_symbols=symbols, errors=errors, log=raw.log,
+                         timed_out=raw.timed_out, compiler_version=version)
+
+
+def _compile_once(source: str, arch: str, via: str, timeout_s: float) -> tuple[CompileResult,
+                                                                                 bytes | None]:
+    if via == "nvrtc":
+        sliced = slice_device_code(source)
+        raw = _run_in_child(compile_nvrtc, (sliced.source, _SOURCE_NAME, arch,
+                                            toolchain.cuda_include_dirs(),
+                                            sliced.name_expressions), timeout_s)
+        result = _finish(raw, source, "nvrtc", arch, f"nvrtc {toolchain.nvrtc_version()}",
+                         sliced.line_map.to_original)
+        result.notes.extend(f"sliced out {d}" for d in sliced.dropped)
+        return result, raw.cubin
+    nvcc = toolchain.find_nvcc()
+    assert nvcc is not None
+    raw = compile_nvcc(nvcc, source, arch, timeout_s)
+    return _finish(raw, source, "nvcc", arch, f"nvcc {toolchain.nvcc_version()}"), raw.cubin
+
+
+def _flags(via: str, arch: str) -> list[str]:
+    if via == "nvrtc":
+        return nvrtc_options(arch, toolchain.cuda_include_dirs())
+    return nvcc_flags(arch)
+
+
+def compile_program(source: str, arch: str | None = None,
+                    via: Literal["auto", "nvrtc", "nvcc"] | None = None,
+                    timeout_s: float | None = None, cache_dir: Path | None = None,
+                    use_cache: bool = True,
+                    settings: CompilerSettings | None = None) -> CompileResult:
+    """Compile a CUDA program and report PTX, cubin, per-kernel ptxas stats and errors.
+
+    ``auto`` uses NVRTC (fast, on the sliced device code) and falls back to nvcc when NVRTC
+    cannot compile the slice; the result says which compiler ran. Results are cached on disk
+    by hash of source, arch, flags and compiler version.
+
+    Args:
+        source: The program text.
+        arch: Target architecture (``sm_80``, ``sm_86``, ``sm_89``, ``sm_90``, ``sm_100``...);
+            settings' value when None.
+        via: ``auto``, ``nvrtc`` or ``nvcc``; settings' value when None.
+        timeout_s: Kill the compile after this long (a clean timeout result).
+        cache_dir: Cache folder; settings' value when None.
+        use_cache: Read the cache (results are written either way).
+        settings: The compiler settings section (defaults when None).
+
+    Returns:
+        The result; ``ok`` False with ``errors`` when it did not compile.
+
+    Raises:
+        ValueError: ``arch`` is not of the form ``sm_NN``, or ``via`` is unknown.
+    """
+    settings = settings or CompilerSettings()
+    arch = arch or settings.arch
+    via = via or settings.via
+    timeout_s = timeout_s if timeout_s is not None else settings.timeout_s
+    if not _ARCH.match(arch):
+        raise ValueError(f"arch {arch!r}: expected a real architecture such as sm_90")
+    if via not in ("auto", "nvrtc", "nvcc"):
+        raise ValueError(f"via {via!r}: expected auto, nvrtc or nvcc")
+    start = time.perf_counter()
+    chosen = _resolve_via(via)
+    if chosen is None:
+        return CompileResult(ok=False, via="none", arch=arch, seconds=time.perf_counter() - start,
+                             errors=[CompileError(origin="internal", message=(
+                                 f"no compiler for via={via}: nvcc not found (PATH, CUDA_HOME, "
+                                 "nvidia-cuda-nvcc wheel) and/or NVRTC not importable "
+                                 "(pip install 'structcover[cuda]')"))])
+    cache = CompileCache(cache_dir or settings.cache_dir)
+    candidates = [chosen] + (["nvcc"] if via == "auto" and chosen == "nvrtc"
+                             and toolchain.find_nvcc() is not None else [])
+    notes: list[str] = []
+    result: CompileResult | None = None
+    for current in candidates:
+        version = (f"nvrtc {toolchain.nvrtc_version()}" if current == "nvrtc"
+                   else f"nvcc {toolchain.nvcc_version()}")
+        key = cache_key(source, arch, current, _flags(current, arch), version)
+        hit = cache.get(key) if use_cache else None
+        if hit is not None:
+            result = CompileResult.model_validate({**hit, "cached": True})
+        else:
+            result, cubin = _compile_once(source, arch, current, timeout_s)
+            if not result.timed_out:  # a timeout depends on load; never cache it
+                path = cache.put(key, result.model_dump(mode="json", exclude={"seconds"}), cubin)
+                result.cubin_path = str(path) if path else None
+        if result.ok or result.timed_out or current == candidates[-1]:
+            break
+        notes.append(f"nvrtc failed ({result.errors[0].message if result.errors else '?'}); "
+                     "fell back to nvcc")
+    assert result is not None
+    result.notes = notes + result.notes
+    result.seconds = time.perf_counter() - start
+    return result
