@@ -1,0 +1,405 @@
+"""The coverage archive B(F*): bins over the critical features, frozen at round 0 (DESIGN.md §5).
+
+Two geometries, pyribs-style: :class:`GridArchive` (product of per-feature levels / edges) and
+:class:`CVTArchive` (centroids from seeded k-means, used when the dimension count exceeds
+``ArchiveSettings.cvt_above_dims``). Both keep per-bin count, best and mean reward, and both
+are saved as JSON with their frozen geometry so later rounds bin identically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from structcover.config import ArchiveSettings
+from structcover.tools.bins import Bound, Dimension, reward_of
+
+ARCHIVE_FILE = "archive.json"
+STATUS_NEW, STATUS_IMPROVED, STATUS_NOT_ADDED = "new", "improved", "not_added"
+_MAX_GRID_BINS = 5_000_000
+
+
+class Archive:
+    """Shared bookkeeping: per-bin count, reward sum and best; subclasses define geometry."""
+
+    kind = "base"
+
+    def __init__(self, *, dims: list[Dimension], frozen_round: int = 0) -> None:
+        if not dims:
+            raise ValueError("an archive needs at least one dimension")
+        names = [d.name for d in dims]
+        if len(set(names)) != len(names):
+            raise ValueError(f"duplicate archive features: {names}")
+        self.dims = list(dims)
+        self.frozen_round = int(frozen_round)
+        self.clear()
+
+    # geometry, defined by subclasses -------------------------------------------------------
+    @property
+    def n_bins(self) -> int:
+        """Total number of bins."""
+        raise NotImplementedError
+
+    def index(self, table: pd.DataFrame) -> np.ndarray:
+        """Bin index of each row (-1: cannot be binned, e.g. a missing feature value)."""
+        raise NotImplementedError
+
+    def label(self, i: int) -> str:
+        """Human-readable, parseable label of bin ``i``."""
+        raise NotImplementedError
+
+    def describe_bin(self, label: str) -> dict[str, Bound]:
+        """Per-feature constraints of the bin with this label (for rendering prompts)."""
+        raise NotImplementedError
+
+    # shared --------------------------------------------------------------------------------
+    @property
+    def features(self) -> list[str]:
+        """The archive's features, in axis order."""
+        return [d.name for d in self.dims]
+
+    def labels(self) -> list[str]:
+        """Labels of all bins, by index."""
+        return [self.label(i) for i in range(self.n_bins)]
+
+    def clear(self) -> None:
+        """Forget every program added; the frozen geometry stays."""
+        self.count = np.zeros(0, np.int64)
+        self.reward_sum = np.zeros(0, float)
+        self.best = np.zeros(0, float)
+
+    def _ensure(self) -> None:
+        if len(self.count) != self.n_bins:
+            self.count = np.zeros(self.n_bins, np.int64)
+            self.reward_sum = np.zeros(self.n_bins, float)
+            self.best = np.full(self.n_bins, -np.inf)
+
+    def _check_columns(self, table: pd.DataFrame) -> None:
+        missing = [f for f in self.features if f not in table.columns]
+        if missing:
+            raise ValueError(f"feature table lacks archive features {missing}")
+
+    def add(self, table: pd.DataFrame, reward: np.ndarray | None = None) -> pd.DataFrame:
+        """Add a batch of programs.
+
+        Status per program, in table order: ``new`` (it opened an empty bin), ``improved``
+        (it beat the bin's best so far) or ``not_added`` (neither, or not binnable).
+
+        Args:
+            table: A feature table holding the archive's features.
+            reward: Per-row reward; default :func:`reward_of` (speedup of correct programs).
+
+        Returns:
+            DataFrame with ``program_id`` (when present), ``bin``, ``label``, ``status``.
+        """
+        self._ensure()
+        idx = self.index(table)
+        r = reward_of(table) if reward is None else np.asarray(reward, float)
+        if len(r) != len(idx):
+            raise ValueError(f"reward has {len(r)} values for {len(idx)} rows")
+        ok = idx >= 0
+        status = np.full(len(idx), STATUS_NOT_ADDED, dtype=object)
+        if ok.any():
+            b, rr = idx[ok], r[ok]
+            frame = pd.DataFrame({"b": b, "r": rr})
+            grp = frame.groupby("b", sort=False)["r"]
+            first = (grp.cumcount() == 0).to_numpy()
+            # best before this row = max(best before the batch, earlier rows of the batch)
+            prev = grp.cummax().groupby(frame["b"]).shift(1).to_numpy()
+            prior = np.fmax(self.best[b], np.nan_to_num(prev, nan=-np.inf))
+            was_empty = self.count[b] == 0
+            st = np.where(first & was_empty, STATUS_NEW,
+                          np.where(rr > prior, STATUS_IMPROVED, STATUS_NOT_ADDED))
+            status[ok] = st
+            self.count += np.bincount(b, minlength=self.n_bins)
+            self.reward_sum += np.bincount(b, weights=rr, minlength=self.n_bins)
+            np.maximum.at(self.best, b, rr)
+        labels = self.labels()
+        out = pd.DataFrame({"bin": idx, "label": [labels[i] if i >= 0 else None for i in idx],
+                            "status": status})
+        if "program_id" in table.columns:
+            out.insert(0, "program_id", table["program_id"].to_numpy())
+        return out
+
+    def stats(self) -> pd.DataFrame:
+        """Per-bin ``bin``, ``label``, ``count``, ``best`` and ``mean`` reward (NaN if empty)."""
+        self._ensure()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(self.count > 0, self.reward_sum / self.count, np.nan)
+        best = np.where(self.count > 0, self.best, np.nan)
+        return pd.DataFrame({"bin": np.arange(self.n_bins), "label": self.labels(),
+                             "count": self.count, "best": best, "mean": mean})
+
+    def _geometry(self) -> dict[str, Any]:
+        return {}
+
+    def to_state(self) -> dict[str, Any]:
+        """JSON-ready state: frozen geometry plus the non-empty bins' statistics."""
+        self._ensure()
+        nz = np.flatnonzero(self.count)
+        return {"version": 1, "kind": self.kind, "frozen_round": self.frozen_round,
+                "dims": [d.to_dict() for d in self.dims], **self._geometry(),
+                "stats": {"bin": nz.tolist(), "count": self.count[nz].tolist(),
+                          "sum": self.reward_sum[nz].tolist(), "best": self.best[nz].tolist()}}
+
+    def save(self, path: Path) -> Path:
+        """Write the state as JSON, atomically (temp file + rename)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(fd, "w") as fh:
+            json.dump(self.to_state(), fh)
+        os.replace(tmp, path)
+        return path
+
+    def _restore_stats(self, stats: dict[str, list]) -> None:
+        self._ensure()
+        b = np.asarray(stats.get("bin", []), np.int64)
+        self.count[b] = stats.get("count", [])
+        self.reward_sum[b] = stats.get("sum", [])
+        self.best[b] = stats.get("best", [])
+
+    def empty_copy(self) -> Archive:
+        """Same frozen geometry, no programs."""
+        state = self.to_state()
+        state["stats"] = {}
+        return archive_from_state(state)
+
+
+class GridArchive(Archive):
+    """Product grid over per-feature levels / edges. Label: ``f1=v1,f2=[lo,hi)``."""
+
+    kind = "grid"
+
+    def __init__(self, *, dims: list[Dimension], frozen_round: int = 0) -> None:
+        shape = [d.n_bins for d in dims]
+        if int(np.prod(shape, dtype=float)) > _MAX_GRID_BINS:
+            raise ValueError(f"grid of {shape} bins is too large; use a CVT archive")
+        super().__init__(dims=dims, frozen_round=frozen_round)
+        self.shape = tuple(shape)
+
+    @property
+    def n_bins(self) -> int:
+        return int(np.prod(self.shape))
+
+    def axis_indices(self, table: pd.DataFrame) -> np.ndarray:
+        """Per-axis bin index, shape (rows, dims); -1 where not binnable."""
+        self._check_columns(table)
+        return np.stack([d.index(table[d.name]) for d in self.dims], axis=1)
+
+    def index(self, table: pd.DataFrame) -> np.ndarray:
+        axes = self.axis_indices(table)
+        bad = (axes < 0).any(axis=1)
+        flat = np.ravel_multi_index(tuple(np.where(bad[:, None], 0, axes).T), self.shape)
+        return np.where(bad, -1, flat).astype(np.int64)
+
+    def label(self, i: int) -> str:
+        coords = np.unravel_index(i, self.shape)
+        return ",".join(f"{d.name}={d.label(int(c))}" for d, c in zip(self.dims, coords))
+
+    def coords(self, label: str) -> tuple[int, ...]:
+        """Per-axis indices of a label (parsed axis by axis, so ranges with commas work)."""
+        rest, out = label, []
+        for n, d in enumerate(self.dims):
+            prefix = f"{d.name}="
+            if not rest.startswith(prefix):
+                raise ValueError(f"bin label {label!r}: expected {prefix!r}")
+            rest = rest[len(prefix):]
+            for i in range(d.n_bins):
+                lab = d.label(i)
+                tail = rest[len(lab):]
+                if rest.startswith(lab) and (tail == "" if n == len(self.dims) - 1
+                                             else tail.startswith(",")):
+                    out.append(i)
+                    rest = tail[1:]
+                    break
+            else:
+                raise ValueError(f"bin label {label!r}: unknown value for {d.name}")
+        return tuple(out)
+
+    def describe_bin(self, label: str) -> dict[str, Bound]:
+        return {d.name: d.bound(c) for d, c in zip(self.dims, self.coords(label))}
+
+
+class CVTArchive(Archive):
+    """Centroidal Voronoi cells over standardized features (one-hot for categories).
+
+    Centroids come from seeded k-means over points drawn uniformly in the round-0 feature box
+    (as pyribs does), so cells also exist where the data never went: those are the gaps.
+    Label: ``cell=K|f1=v1,f2=[lo,hi]`` with each feature's extent within the cell.
+    """
+
+    kind = "cvt"
+
+    def __init__(self, *, dims: list[Dimension], centers: np.ndarray, mean: list[float],
+                 scale: list[float], cell_bounds: list[dict[str, dict]],
+                 frozen_round: int = 0) -> None:
+        centers = np.asarray(centers, float)
+        if centers.ndim != 2 or len(centers) < 1:
+            raise ValueError("centers must be a non-empty 2-D array")
+        if len(cell_bounds) != len(centers):
+            raise ValueError("one cell_bounds entry per centroid is required")
+        super().__init__(dims=dims, frozen_round=frozen_round)
+        self.centers, self.mean, self.scale = centers, list(mean), list(scale)
+        self.cell_bounds = cell_bounds
+
+    @classmethod
+    def fit(cls, table: pd.DataFrame, *, dims: list[Dimension], cells: int, seed: int,
+            frozen_round: int = 0) -> CVTArchive:
+        """Fit centroids from the round-0 feature box.
+
+        Raises:
+            ValueError: ``cells`` < 1.
+        """
+        from sklearn.cluster import KMeans
+
+        if cells < 1:
+            raise ValueError(f"cvt_cells must be >= 1, got {cells}")
+        rng = np.random.default_rng(seed)
+        n = max(50 * cells, 2000)
+        mean, scale, cols, bounds_src = [], [], [], {}
+        for d in dims:
+            if d.kind == "numeric":
+                lo, hi = d.edges[0], d.edges[-1]
+                mean.append((lo + hi) / 2)
+                scale.append((hi - lo) / 2 or 1.0)
+                cols.append(rng.uniform(lo, hi, n))
+                bounds_src[d.name] = cols[-1]
+            else:
+                mean.append(0.0)
+                scale.append(1.0)
+                pick = rng.integers(0, d.n_bins, n)
+                cols.append(pick)
+                bounds_src[d.name] = pick
+        raw = pd.DataFrame({d.name: (c if d.kind == "numeric" else np.asarray(d.levels)[c])
+                            for d, c in zip(dims, cols)})
+        probe = cls(dims=dims, centers=np.zeros((1, 1)), mean=mean, scale=scale,
+                    cell_bounds=[{}], frozen_round=frozen_round)
+        x = probe._encode(raw)
+        k = min(cells, len(np.unique(x, axis=0)))
+        km = KMeans(n_clusters=k, n_init=3, random_state=seed).fit(x)
+        cell_bounds = []
+        for c in range(k):
+            m = km.labels_ == c
+            entry = {}
+            for d in dims:
+                v = bounds_src[d.name][m]
+                if d.kind == "numeric":
+                    entry[d.name] = {"low": float(v.min()), "high": float(v.max())}
+                else:
+                    entry[d.name] = {"value": d.levels[int(np.bincount(v).argmax())]}
+            cell_bounds.append(entry)
+        return cls(dims=dims, centers=km.cluster_centers_, mean=mean, scale=scale,
+                   cell_bounds=cell_bounds, frozen_round=frozen_round)
+
+    def _encode(self, table: pd.DataFrame) -> np.ndarray:
+        parts = []
+        for d, mu, sd in zip(self.dims, self.mean, self.scale):
+            if d.kind == "numeric":
+                x = pd.to_numeric(table[d.name], errors="coerce").to_numpy(float)
+                parts.append(((x - mu) / sd)[:, None])
+            else:
+                codes = d.index(table[d.name])
+                onehot = np.zeros((len(codes), d.n_bins))
+                ok = codes >= 0
+                onehot[np.flatnonzero(ok), codes[ok]] = 1.0
+                onehot[~ok] = np.nan
+                parts.append(onehot)
+        return np.hstack(parts)
+
+    @property
+    def n_bins(self) -> int:
+        return len(self.centers)
+
+    def index(self, table: pd.DataFrame) -> np.ndarray:
+        self._check_columns(table)
+        x = self._encode(table)
+        bad = np.isnan(x).any(axis=1)
+        x = np.nan_to_num(x)
+        out = np.empty(len(x), np.int64)
+        c2 = (self.centers ** 2).sum(1)
+        for s in range(0, len(x), 200_000):  # chunks bound the distance matrix's memory
+            xs = x[s:s + 200_000]
+            out[s:s + len(xs)] = np.argmin(c2[None, :] - 2 * xs @ self.centers.T, axis=1)
+        out[bad] = -1
+        return out
+
+    def label(self, i: int) -> str:
+        parts = []
+        for d in self.dims:
+            b = self.cell_bounds[i][d.name]
+            parts.append(f"{d.name}={b['value']}" if "value" in b
+                         else f"{d.name}=[{b['low']:.4g},{b['high']:.4g}]")
+        return f"cell={i}|" + ",".join(parts)
+
+    def describe_bin(self, label: str) -> dict[str, Bound]:
+        if not label.startswith("cell=") or "|" not in label:
+            raise ValueError(f"bin label {label!r}: expected 'cell=K|...'")
+        try:
+            i = int(label[5:label.index("|")])
+            cell = self.cell_bounds[i]
+        except (ValueError, IndexError) as exc:
+            raise ValueError(f"bin label {label!r}: no such cell") from exc
+        return {name: Bound(feature=name, value=b.get("value"), low=b.get("low"),
+                            high=b.get("high"), high_closed="low" in b)
+                for name, b in cell.items()}
+
+    def _geometry(self) -> dict[str, Any]:
+        return {"centers": self.centers.tolist(), "mean": self.mean, "scale": self.scale,
+                "cell_bounds": self.cell_bounds}
+
+
+def build_archive(table: pd.DataFrame, features: list[str], *,
+                  settings: ArchiveSettings | None = None, seed: int = 0,
+                  frozen_round: int = 0) -> Archive:
+    """Fit and freeze an archive from round-0 data: a grid, or a CVT above the dims limit.
+
+    Raises:
+        ValueError: No features, or a feature missing from the table.
+    """
+    settings = settings or ArchiveSettings()
+    if not features:
+        raise ValueError("build_archive: no features to bin on")
+    missing = [f for f in features if f not in table.columns]
+    if missing:
+        raise ValueError(f"build_archive: feature table lacks {missing}")
+    dims = [Dimension.fit(f, table[f], bins=settings.bins_per_feature) for f in features]
+    if len(dims) > settings.cvt_above_dims:
+        return CVTArchive.fit(table, dims=dims, cells=settings.cvt_cells, seed=seed,
+                              frozen_round=frozen_round)
+    return GridArchive(dims=dims, frozen_round=frozen_round)
+
+
+def archive_from_state(state: dict[str, Any]) -> Archive:
+    """Rebuild an archive from :meth:`Archive.to_state` output."""
+    dims = [Dimension.from_dict(d) for d in state["dims"]]
+    if state["kind"] == "grid":
+        arch: Archive = GridArchive(dims=dims, frozen_round=state.get("frozen_round", 0))
+    elif state["kind"] == "cvt":
+        arch = CVTArchive(dims=dims, centers=np.asarray(state["centers"]), mean=state["mean"],
+                          scale=state["scale"], cell_bounds=state["cell_bounds"],
+                          frozen_round=state.get("frozen_round", 0))
+    else:
+        raise ValueError(f"unknown archive kind {state['kind']!r}")
+    arch._restore_stats(state.get("stats") or {})
+    return arch
+
+
+def load(path: Path) -> Archive:
+    """Read an archive saved by :meth:`Archive.save`."""
+    try:
+        return archive_from_state(json.loads(Path(path).read_text()))
+    except (OSError, KeyError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a saved archive: {exc}") from exc
+
+
+def load_archive(state_dir: Path) -> Archive | None:
+    """The frozen archive of a state folder, or None before round 0 created it."""
+    path = Path(state_dir) / ARCHIVE_FILE
+    return load(path) if path.exists() else None
