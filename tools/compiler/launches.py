@@ -54,6 +54,8 @@ class LaunchSite:
     line: int
     #: Threads per block when the block is a compile-time constant, else None.
     block_size: int | None
+    #: Dynamic shared memory bytes (third launch argument) when constant; 0 when absent.
+    dynamic_smem: int | None = 0
 
 
 def _walk(node: Node):
@@ -179,7 +181,9 @@ def find_launches(source: str) -> list[LaunchSite]:
         block = node_text(args[1])
         sites.append(LaunchSite(kernel=kernel, expression=node_text(func), grid=node_text(args[0]),
                                 block=block, line=node.start_point[0] + 1,
-                                block_size=_safe_eval(block, table)))
+                                block_size=_safe_eval(block, table),
+                                dynamic_smem=_safe_eval(node_text(args[2]), table)
+                                if len(args) > 2 else 0))
     return sites
 
 
