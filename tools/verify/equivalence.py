@@ -1,0 +1,208 @@
+"""Is a candidate program equivalent to its task's reference? (DESIGN.md §6)
+
+``check_equivalence`` runs both programs through the task's launcher on ``trials`` seeded input
+sets (seeds ``seed, seed+1, …``), and returns a ``Verdict``. Per trial: the candidate's status
+first (compile error, crash, race, deadlock, timeout, unsupported, rejected become
+``Verdict.failure`` with the backend's detail), then inputs must be unchanged after the call,
+then every output is compared by ``compare.compare_output`` (shapes first, tolerance, NaNs,
+unwritten elements, magnitude guard). The first failing trial decides.
+
+Reference outputs are cached per (reference hash, spec, sizes, seed, backend) in a
+``ReferenceCache`` so a campaign runs each reference once per seed, not once per candidate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+
+from structcover.config import VerifySettings
+from structcover.schema import TaskSpec, Verdict, content_hash
+from structcover.tools.verify.backend import ExecutionBackend, RunResult
+from structcover.tools.verify.compare import compare_output
+from structcover.tools.verify.inputs import make_inputs
+
+_VERDICT_BACKENDS = {"gpu", "cpu", "compile-only"}
+
+
+class ReferenceCache:
+    """Reference outputs per (reference hash, spec, sizes, seed, backend), LRU in memory.
+
+    Args:
+        directory: Also persist successful reference outputs as ``.npz`` here (shared between
+            processes of a campaign); None keeps them in memory only.
+        max_entries: In-memory entries kept.
+    """
+
+    def __init__(self, directory: Path | None = None, *, max_entries: int = 256) -> None:
+        if max_entries < 1:
+            raise ValueError(f"max_entries must be >= 1, got {max_entries}")
+        self.directory = Path(directory) if directory else None
+        self.max_entries = max_entries
+        self._mem: OrderedDict[str, RunResult] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    @staticmethod
+    def key(reference_src: str, spec: TaskSpec, sizes: dict[str, int] | None, seed: int,
+            backend: str) -> str:
+        """The cache key of one reference run."""
+        blob = json.dumps([content_hash(reference_src), spec.model_dump(mode="json"),
+                           sizes or {}, seed, backend], sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+    def get(self, key: str) -> RunResult | None:
+        """The cached result, or None."""
+        if key in self._mem:
+            self._mem.move_to_end(key)
+            self.hits += 1
+            return self._mem[key]
+        if self.directory and (self.directory / f"{key}.npz").exists():
+            with np.load(self.directory / f"{key}.npz", allow_pickle=False) as data:
+                result = RunResult(status="ok", outputs={k: data[k] for k in data.files},
+                                   backend="cache")
+            self._remember(key, result)
+            self.hits += 1
+            return result
+        self.misses += 1
+        return None
+
+    def put(self, key: str, result: RunResult) -> None:
+        """Remember a reference run (only successful runs go to disk)."""
+        self._remember(key, result)
+        if self.directory and result.status == "ok":
+            self.directory.mkdir(parents=True, exist_ok=True)
+            tmp = self.directory / f"{key}.tmp.npz"
+            np.savez(tmp, **result.outputs)
+            tmp.replace(self.directory / f"{key}.npz")  # atomic: readers never see half a file
+
+    def _remember(self, key: str, result: RunResult) -> None:
+        self._mem[key] = result
+        self._mem.move_to_end(key)
+        while len(self._mem) > self.max_entries:
+            self._mem.popitem(last=False)
+
+
+_DEFAULT_CACHE = ReferenceCache()
+
+
+def _copy(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return {k: np.array(v, copy=True) for k, v in arrays.items()}
+
+
+def _verdict(candidate_src: str, spec: TaskSpec, backend: str, **kw: object) -> Verdict:
+    name = backend if backend in _VERDICT_BACKENDS else "none"
+    return Verdict(program_id=content_hash(candidate_src), task_id=spec.task_id, backend=name,
+                   **kw)
+
+
+def _compile_only(candidate_src: str, spec: TaskSpec, backend: ExecutionBackend) -> Verdict:
+    ok, log = backend.compile(candidate_src, spec)  # type: ignore[attr-defined]
+    return _verdict(candidate_src, spec, "compile-only", compiled=ok, compile_log=log,
+                    failure=None if ok else "compile-error",
+                    detail="compile-only backend: compiled, not executed" if ok else log[-2000:])
+
+
+def _modified_inputs(spec: TaskSpec, before: dict[str, np.ndarray],
+                     after: dict[str, np.ndarray]) -> str | None:
+    for arg in spec.tensors:
+        if arg.role == "input" and arg.name in after:
+            if before[arg.name].tobytes() != np.ascontiguousarray(after[arg.name]).tobytes():
+                return arg.name
+    return None
+
+
+def check_equivalence(candidate_src: str, reference_src: str, spec: TaskSpec, *,
+                      backend: ExecutionBackend | None = None, trials: int | None = None,
+                      seed: int | None = None, sizes: dict[str, int] | None = None,
+                      cache: ReferenceCache | None = None,
+                      settings: VerifySettings | None = None) -> Verdict:
+    """Decide whether ``candidate_src`` computes what ``reference_src`` computes.
+
+    Args:
+        candidate_src: The candidate program (untrusted).
+        reference_src: The task's reference program.
+        spec: The task (launcher, arguments, sizes, tolerances).
+        backend: Where to run; ``select.get_backend(settings.backend)`` when None.
+        trials: Number of seeded input sets (settings default: 5).
+        seed: First seed (settings default: 42).
+        sizes: Size overrides for every trial.
+        cache: Reference-output cache (a process-wide in-memory one by default).
+        settings: Verify settings (defaults when None).
+
+    Returns:
+        A Verdict naming the backend that ran: ``equivalent`` True/False, or None when nothing
+        could be compared (compile-only backend, failing reference); ``failure`` is the
+        candidate's run status or comparison failure kind; max errors over all trials.
+
+    Raises:
+        ValueError: ``trials`` < 1, or the spec cannot generate inputs.
+    """
+    settings = settings or VerifySettings()
+    trials = settings.trials if trials is None else trials
+    seed = settings.seed if seed is None else seed
+    if trials < 1:
+        raise ValueError(f"trials must be >= 1, got {trials}")
+    if backend is None:
+        from structcover.tools.verify.select import get_backend
+
+        backend = get_backend(settings.backend, settings=settings)
+    if backend.name == "compile-only":
+        return _compile_only(candidate_src, spec, backend)
+    cache = _DEFAULT_CACHE if cache is None else cache
+    max_abs = max_rel = 0.0
+    notes: list[str] = []
+    first_timing, first_energy = None, None
+    for trial in range(trials):
+        trial_seed = seed + trial
+        inputs = make_inputs(spec, trial_seed, sizes)
+        key = cache.key(reference_src, spec, sizes, trial_seed, backend.name)
+        ref = cache.get(key)
+        if ref is None:
+            ref = backend.run(reference_src, spec, _copy(inputs), sizes=sizes,
+                              timeout_s=settings.timeout_s)
+            cache.put(key, ref)
+        if ref.status != "ok":
+            return _verdict(candidate_src, spec, backend.name, equivalent=None,
+                            failure="reference-failed",
+                            detail=f"reference {ref.status} on seed {trial_seed}: {ref.detail}")
+        cand = backend.run(candidate_src, spec, _copy(inputs), sizes=sizes,
+                           timeout_s=settings.timeout_s)
+        if cand.status != "ok":
+            compiled = {"compile-error": False, "rejected": None}.get(cand.status, True)
+            return _verdict(candidate_src, spec, backend.name, equivalent=False, compiled=compiled,
+                            failure=cand.status, compile_log=cand.detail
+                            if cand.status == "compile-error" else "",
+                            detail=f"seed {trial_seed}: {cand.status}: {cand.detail}".strip())
+        if first_timing is None:
+            first_timing, first_energy = cand.timing, cand.energy_j
+        changed = _modified_inputs(spec, inputs, cand.inputs_after)
+        if changed:
+            return _verdict(candidate_src, spec, backend.name, equivalent=False, compiled=True,
+                            failure="modified-inputs",
+                            detail=f"seed {trial_seed}: input {changed!r} changed by the call")
+        for arg in spec.tensors:
+            if arg.role == "input":
+                continue
+            atol, rtol = spec.tolerance(arg.dtype)
+            if arg.name not in cand.outputs:
+                return _verdict(candidate_src, spec, backend.name, equivalent=False, compiled=True,
+                                failure="missing-output",
+                                detail=f"seed {trial_seed}: no output {arg.name!r}")
+            cmp = compare_output(arg.name, np.asarray(cand.outputs[arg.name]),
+                                 np.asarray(ref.outputs[arg.name]), arg.dtype, atol, rtol)
+            max_abs, max_rel = max(max_abs, cmp.max_abs_error), max(max_rel, cmp.max_rel_error)
+            notes += [n for n in cmp.notes if n not in notes]
+            if not cmp.ok:
+                return _verdict(candidate_src, spec, backend.name, equivalent=False, compiled=True,
+                                failure=cmp.failure, max_abs_error=max_abs,
+                                max_rel_error=max_rel, first_mismatch=cmp.first_mismatch,
+                                detail=f"seed {trial_seed}: {cmp.detail}")
+    return _verdict(candidate_src, spec, backend.name, equivalent=True, compiled=True,
+                    max_abs_error=max_abs, max_rel_error=max_rel, timing=first_timing,
+                    energy_j=first_energy,
+                    detail="; ".join([f"{trials} trials from seed {seed}", *notes]))
