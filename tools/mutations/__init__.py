@@ -1,1 +1,18 @@
-"""STRUCT-COVER."""
+"""Structure mutation operators (DESIGN.md §5 stage 3): one module per operator family.
+
+Each operator is a plain function ``program -> MutationResult`` registered in ``base``;
+``registry()`` lists them with the feature moves their docstrings promise.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+MODULES = ("unroll", "fusion", "smem_promotion", "vectorize", "sync_granularity",
+           "parallel_strategy", "reduction_strategy", "launch_config", "padding")
+
+
+def load_all() -> None:
+    """Import every operator module so that each registers its operators."""
+    for name in MODULES:
+        importlib.import_module(f"structcover.tools.mutations.{name}")
