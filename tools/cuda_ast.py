@@ -1,0 +1,126 @@
+"""Parsing helpers over tree-sitter-cuda: one parser per process, cursor walks, error counts.
+
+The CUDA grammar is used (the C++ one yields many ERROR nodes on CUDA). Everything here is
+total: any text parses to *some* tree, and the number of ERROR/MISSING nodes says how well.
+Python sources (KernelBench-style ``load_inline`` programs) carry their CUDA inside string
+literals; :func:`embedded_cuda` pulls it out so the same extractor can read it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+
+import tree_sitter_cuda
+from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
+
+#: Python string literals that may hold CUDA source (triple-quoted, either quote style).
+_PY_TRIPLE = re.compile(r'(?:[rRbBuU]{0,2})("""|\'\'\')(.*?)\1', re.S)
+_PY_HINT = re.compile(r"^\s*(?:import|from)\s+\w+|^\s*def\s+\w+\s*\(|^\s*@\w+", re.M)
+
+
+@lru_cache(maxsize=1)
+def language() -> Language:
+    """The tree-sitter-cuda language object (loaded once per process)."""
+    return Language(tree_sitter_cuda.language())
+
+
+@lru_cache(maxsize=1)
+def parser() -> Parser:
+    """A parser for CUDA, reused for every parse in this process."""
+    return Parser(language())
+
+
+@lru_cache(maxsize=32)
+def query(text: str) -> Query:
+    """A compiled query (cached by its text)."""
+    return Query(language(), text)
+
+
+def to_bytes(source: str | bytes) -> bytes:
+    """UTF-8 bytes of ``source``; undecodable text never raises (surrogates pass through)."""
+    if isinstance(source, bytes):
+        return source
+    return source.encode("utf-8", "surrogatepass")
+
+
+@dataclass
+class Parsed:
+    """A parsed program: its bytes, its tree and the byte budget it was cut to."""
+
+    src: bytes
+    tree: Tree
+    truncated: bool = False
+
+    @property
+    def root(self) -> Node:
+        """The translation unit."""
+        return self.tree.root_node
+
+    def text(self, node: Node) -> bytes:
+        """The source bytes of ``node``."""
+        return self.src[node.start_byte:node.end_byte]
+
+
+def parse(source: str | bytes, max_bytes: int | None = None) -> Parsed:
+    """Parse CUDA text; never raises on content.
+
+    Args:
+        source: Program text (str or bytes, any content).
+        max_bytes: Cut longer inputs to this many bytes first (None: no limit).
+
+    Returns:
+        The parse; ``truncated`` says whether the input was cut.
+    """
+    data = to_bytes(source)
+    truncated = max_bytes is not None and len(data) > max_bytes
+    if truncated:
+        data = data[:max_bytes]
+    return Parsed(data, parser().parse(data), truncated)
+
+
+def walk(node: Node) -> Iterator[Node]:
+    """Every node under ``node`` (included) in document order, with a TreeCursor."""
+    cursor = node.walk()
+    while True:
+        yield cursor.node
+        if cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return
+
+
+def error_nodes(node: Node) -> int:
+    """Number of ERROR and MISSING nodes under ``node`` (0 quickly for a clean tree)."""
+    if not node.has_error:
+        return 0
+    count = 0
+    for n in walk(node):
+        if n.is_error or n.is_missing:
+            count += 1
+    return count
+
+
+def captures(query_text: str, node: Node) -> dict[str, list[Node]]:
+    """Run a query on ``node``; captures by name, each list in document order."""
+    found = QueryCursor(query(query_text)).captures(node)
+    return {name: sorted(nodes, key=lambda n: n.start_byte) for name, nodes in found.items()}
+
+
+def looks_like_python(text: str) -> bool:
+    """True when ``text`` reads as Python (imports, defs or decorators at line starts)."""
+    return len(_PY_HINT.findall(text[:20000])) >= 2 or "@triton.jit" in text
+
+
+def embedded_cuda(text: str) -> str:
+    """CUDA code held in Python triple-quoted strings (``load_inline`` style), joined.
+
+    Only strings that look like device code (``__global__`` or ``__device__``) are kept; an
+    empty string means there is none.
+    """
+    parts = [m.group(2) for m in _PY_TRIPLE.finditer(text)
+             if "__global__" in m.group(2) or "__device__" in m.group(2)]
+    return "\n".join(parts)

@@ -1,0 +1,303 @@
+"""Data flow inside a function: def-use chains of index variables to affine forms.
+
+An index expression is followed through the definitions of the variables it reads until it
+is a polynomial over thread indices (``tid.x`` …), block indices and sizes (``bid.x``,
+``bdim.x`` …), loop variables and other symbols (parameters, template arguments). A value
+loaded from memory inside the index makes it *indirect*; anything not reducible (calls,
+ternaries, division that does not divide) makes it *unknown* — counted, never guessed
+(DESIGN.md §5).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from tree_sitter import Node
+
+from structcover.tools.features.facts import Facts, Func
+
+Poly = dict[tuple[str, ...], float]
+THREAD = ("tid.x", "tid.y", "tid.z")
+_BUILTIN = {b"threadIdx": "tid", b"blockIdx": "bid", b"blockDim": "bdim", b"gridDim": "gdim"}
+_MAX_DEPTH = 120  # deeper expressions are "unknown" (keeps recursion far from Python's limit)
+_LANE_CALLS = {b".thread_rank", b"__lane_id", b"laneid"}
+
+
+class NotAffine(Exception):
+    """The expression does not reduce to an affine form."""
+
+
+class Indirect(Exception):
+    """The expression reads memory (``x[col[k]]``)."""
+
+
+def _mul(a: Poly, b: Poly) -> Poly:
+    out: Poly = {}
+    for ma, ca in a.items():
+        for mb, cb in b.items():
+            m = tuple(sorted(ma + mb))
+            out[m] = out.get(m, 0.0) + ca * cb
+    return {m: c for m, c in out.items() if c != 0}
+
+
+def _add(a: Poly, b: Poly, sign: float = 1.0) -> Poly:
+    out = dict(a)
+    for m, c in b.items():
+        out[m] = out.get(m, 0.0) + sign * c
+    return {m: c for m, c in out.items() if c != 0}
+
+
+def const_of(p: Poly) -> float | None:
+    """The value of a constant polynomial, else None."""
+    if not p:
+        return 0.0
+    if len(p) == 1 and () in p:
+        return p[()]
+    return None
+
+
+def thread_dependent(p: Poly) -> bool:
+    """True when any monomial holds a thread index (or a thread-derived opaque symbol)."""
+    return any(s in THREAD or s.startswith("~t") for m in p for s in m)
+
+
+def _number(text: bytes) -> float:
+    t = text.decode("ascii", "replace").lower().rstrip("ulf").replace("'", "")
+    if t.startswith("0x"):
+        return float(int(t, 16))
+    if t.startswith("0b"):
+        return float(int(t[2:], 2))
+    return float(t)
+
+
+@dataclass
+class Resolver:
+    """Resolves expressions of one function to polynomials, memoizing variables."""
+
+    facts: Facts
+    func: Func
+    memo: dict[bytes, tuple[Poly | None, str, int]] = field(default_factory=dict)
+    active: set[bytes] = field(default_factory=set)
+    max_chain: int = 0
+
+    def resolve(self, node: Node) -> tuple[Poly, int]:
+        """Polynomial of ``node`` and the length of the def-use chain followed.
+
+        Raises:
+            NotAffine: The expression is not affine-reducible.
+            Indirect: The expression reads memory.
+        """
+        return self._eval(node, 0)
+
+    def variable(self, name: bytes) -> tuple[Poly, int]:
+        """Polynomial of a variable through its definitions (a symbol when it has none)."""
+        if name in self.memo:
+            poly, err, chain = self.memo[name]
+            if err == "indirect":
+                raise Indirect(name)
+            if err == "unknown":
+                raise NotAffine(name)
+            return poly, chain  # type: ignore[return-value]
+        if name in self.active:  # a cycle (x = x + 1): the variable varies, keep it a symbol
+            return {(name.decode("utf-8", "replace"),): 1.0}, 0
+        self.active.add(name)
+        try:
+            poly, chain = self._variable(name)
+        except Indirect:
+            self.memo[name] = (None, "indirect", 0)
+            raise
+        except NotAffine:
+            self.memo[name] = (None, "unknown", 0)
+            raise
+        finally:
+            self.active.discard(name)
+        self.memo[name] = (poly, "", chain)
+        return poly, chain
+
+    def _variable(self, name: bytes) -> tuple[Poly, int]:
+        sym = {(name.decode("utf-8", "replace"),): 1.0}
+        func = self.func
+        defs = func.defs.get(name)
+        if name in func.loop_vars:
+            loop = func.loop_vars[name]
+            init = loop.child_by_field_name("initializer")
+            value = None
+            if init is not None and init.type == "declaration":
+                for d in init.children_by_field_name("declarator"):
+                    if d.type == "init_declarator":
+                        value = d.child_by_field_name("value")
+            elif init is not None:
+                value = init.child_by_field_name("right")
+            if value is None:
+                return sym, 1
+            poly, chain = self._eval(value, 1)
+            return _add(poly, sym), chain + 1
+        if not defs:
+            macro = self.facts.macros.get(name)
+            if macro is not None:
+                try:
+                    return {(): _number(macro)}, 0
+                except ValueError:
+                    return sym, 0
+            return sym, 0
+        plain = [v for op, v in defs if op in ("decl", "=")]
+        if not plain:
+            return sym, 0
+        poly, chain = self._eval(plain[0], 1)
+        varies = len(defs) > 1
+        for value in plain[1:4]:
+            other, _ = self._eval(value, 1)
+            if _thread_part(other) != _thread_part(poly):
+                raise NotAffine(name)
+        if varies:
+            poly = _add(poly, sym)
+        return poly, chain + 1
+
+    def _eval(self, node: Node, depth: int) -> tuple[Poly, int]:
+        if depth > _MAX_DEPTH:
+            raise NotAffine("too deep")
+        t = node.type
+        if t == "number_literal":
+            try:
+                return {(): _number(node.text)}, 0
+            except ValueError as exc:
+                raise NotAffine("number") from exc
+        if t == "identifier":
+            poly, chain = self.variable(node.text)
+            self.max_chain = max(self.max_chain, chain)
+            return poly, chain
+        if t == "field_expression":
+            arg = node.child_by_field_name("argument")
+            fld = node.child_by_field_name("field")
+            if arg is not None and fld is not None and arg.type == "identifier":
+                prefix = _BUILTIN.get(arg.text)
+                if prefix is not None:
+                    return {(f"{prefix}.{fld.text.decode('ascii', 'replace')}",): 1.0}, 0
+            return {(node.text.decode("utf-8", "replace"),): 1.0}, 0
+        if t in ("parenthesized_expression", "cast_expression"):
+            inner = node.child_by_field_name("value") or (node.named_children[-1]
+                                                          if node.named_children else None)
+            if inner is None:
+                raise NotAffine(t)
+            return self._eval(inner, depth + 1)
+        if t == "binary_expression":
+            return self._binary(node, depth)
+        if t == "unary_expression":
+            op = node.child_by_field_name("operator")
+            arg = node.child_by_field_name("argument")
+            if arg is None or op is None:
+                raise NotAffine(t)
+            poly, chain = self._eval(arg, depth + 1)
+            if op.type == "-":
+                return {m: -c for m, c in poly.items()}, chain
+            if op.type == "+":
+                return poly, chain
+            raise NotAffine(t)
+        if t in ("subscript_expression", "pointer_expression"):
+            if t == "pointer_expression" and node.child(0).type == "&":
+                raise NotAffine("address")
+            raise Indirect(t)
+        if t == "call_expression":
+            fn = node.child_by_field_name("function")
+            ftext = fn.text if fn is not None else b""
+            if fn is not None and fn.type == "field_expression":
+                f = fn.child_by_field_name("field")
+                ftext = b"." + (f.text if f is not None else b"")
+            if ftext in _LANE_CALLS:
+                return {("tid.x",): 1.0}, 0
+            if ftext in (b"__ldg", b"__ldcg", b"__ldca", b"__ldcs"):
+                raise Indirect("ldg")
+            raise NotAffine("call")
+        if t in ("sizeof_expression", "true", "false", "null", "char_literal"):
+            return {(node.text.decode("utf-8", "replace"),): 1.0}, 0
+        raise NotAffine(t)
+
+    def _binary(self, node: Node, depth: int) -> tuple[Poly, int]:
+        left = node.child_by_field_name("left")
+        right = node.child_by_field_name("right")
+        op = node.child_by_field_name("operator")
+        if left is None or right is None or op is None:
+            raise NotAffine("binary")
+        o = op.type
+        a, ca = self._eval(left, depth + 1)
+        b, cb = self._eval(right, depth + 1)
+        chain = max(ca, cb)
+        if o == "+":
+            return _add(a, b), chain
+        if o == "-":
+            return _add(a, b, -1.0), chain
+        if o == "*":
+            return _mul(a, b), chain
+        kb = const_of(b)
+        if o == "<<" and kb is not None:
+            return {m: c * (2.0 ** kb) for m, c in a.items()}, chain
+        if o in ("/", ">>"):
+            d = (2.0 ** kb if o == ">>" else kb) if kb is not None else None
+            if d is not None and d != 0 and all(c % d == 0 for c in a.values()):
+                return {m: c / d for m, c in a.items()}, chain
+            if thread_dependent(b):
+                raise NotAffine("divide by thread index")
+            if not thread_dependent(a):
+                return {("~q:" + node.text.decode("utf-8", "replace"),): 1.0}, chain
+            if d is not None and d < 32:
+                raise NotAffine("sub-warp division")
+            # A thread index divided by >= a warp (or by a size) is uniform within a warp:
+            # a thread-derived symbol with no lane component (warp id, row of a 2-D index).
+            return {("~tq:" + node.text.decode("utf-8", "replace"),): 1.0}, chain
+        if o in ("%", "&"):
+            if thread_dependent(b):
+                raise NotAffine("modulo by thread index")
+            if o == "&" and (kb is None or (int(kb) + 1) & int(kb) != 0):
+                raise NotAffine("mask")
+            # x % n keeps x's per-lane step (it wraps at most once across a warp for n >= 32).
+            lane = {m: c for m, c in a.items() if "tid.x" in m}
+            if kb is not None and kb < 32 and lane:
+                raise NotAffine("sub-warp modulo")
+            return _add(lane, {("~r:" + node.text.decode("utf-8", "replace"),): 1.0}), chain
+        raise NotAffine(o)
+
+
+def _thread_part(p: Poly) -> Poly:
+    return {m: c for m, c in p.items() if any(s in THREAD or s.startswith("~t") for s in m)}
+
+
+def dataflow_features(facts: Facts, resolvers: dict[int, Resolver]) -> dict[str, float | int]:
+    """Data-flow measures over device functions.
+
+    Args:
+        facts: The program's facts.
+        resolvers: Resolver per function (by id), already used by the memory family so
+            their memo holds every index variable that was followed.
+
+    Returns:
+        ``dataflow.*`` values.
+    """
+    index_vars = 0
+    max_chain = 0
+    chains: list[int] = []
+    reused = 0
+    for func in facts.funcs:
+        if not func.is_device:
+            continue
+        res = resolvers.get(id(func))
+        if res is None:
+            continue
+        max_chain = max(max_chain, res.max_chain)
+        for poly, err, chain in res.memo.values():
+            if poly is not None and thread_dependent(poly):
+                index_vars += 1
+                chains.append(chain)
+        # Values loaded once into a register and read again: the reuse the code exploits.
+        body = None
+        for name, defs in func.defs.items():
+            if defs[0][1].type in ("subscript_expression", "pointer_expression"):
+                body = func.node.text if body is None else body
+                uses = len(re.findall(rb"\b" + re.escape(name) + rb"\b", body))
+                reused += uses >= 3  # the definition plus at least two reads
+    return {
+        "dataflow.index_vars": index_vars,
+        "dataflow.max_chain_length": max_chain,
+        "dataflow.mean_chain_length": (sum(chains) / len(chains)) if chains else 0.0,
+        "dataflow.loaded_values_reused": reused,
+    }

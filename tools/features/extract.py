@@ -1,0 +1,228 @@
+"""S(y): structural features of programs, one at a time or as a table over a process pool.
+
+:func:`extract_features` never raises on its input: anything the parser cannot read shows up
+as ``parse.error_nodes``, and an internal failure in one family sets ``parse.extract_error``
+while the other families still report. :func:`extract_table` streams programs through a
+process pool and caches each result by content hash, so re-running on a grown dataset only
+extracts the new programs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from structcover.schema import FeatureVector, content_hash
+from structcover.tools.cuda_ast import embedded_cuda, looks_like_python, parse
+from structcover.tools.features.ast import ast_features
+from structcover.tools.features.dataflow import Resolver, dataflow_features
+from structcover.tools.features.facts import collect
+from structcover.tools.features.memory import collect_accesses, memory_features, tiling_features
+from structcover.tools.features.parallel import parallel_features
+from structcover.tools.features.patterns import PatternSet, pattern_counts
+from structcover.tools.features.registry import FEATURES, NAMES, defaults
+from structcover.tools.features.tasklevel import detect_language, task_features
+
+#: Bump when any feature's definition changes: it invalidates cached results.
+EXTRACTOR_VERSION = "1"
+DEFAULT_MAX_BYTES = 5_000_000
+
+
+def _safe(values: dict[str, Any], fn: Callable[..., dict[str, Any]], *args: Any) -> None:
+    try:
+        values.update(fn(*args))
+    except Exception:  # noqa: BLE001 - one family failing must not lose the others
+        values["parse.extract_error"] = True
+
+
+def extract_values(source: str | bytes, patterns: PatternSet | None = None,
+                   max_source_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, Any]:
+    """Every registered feature (plus ``pattern.<id>`` counts) of one program, as a dict.
+
+    Args:
+        source: Program text: CUDA, or Python (Triton, CuTe DSL, PyTorch, load_inline).
+        patterns: Mined patterns to count (None: no pattern features).
+        max_source_bytes: Longer inputs are cut to this size (``parse.truncated``).
+
+    Returns:
+        Feature name to raw value.
+    """
+    values = defaults()
+    if patterns is not None:
+        values.update({f"pattern.{pid}": 0 for pid in patterns.ids})
+    try:
+        text = source if isinstance(source, str) else source.decode("utf-8", "replace")
+        language = detect_language(text)
+        cuda_text: str | None = text
+        if language in ("torch", "triton", "cute") or looks_like_python(text):
+            cuda_text = embedded_cuda(text) or None
+            if cuda_text is not None:
+                language = "cuda"
+                values["program.embedded_cuda"] = True
+        facts = None
+        if cuda_text is not None:
+            parsed = parse(cuda_text, max_source_bytes)
+            facts = collect(parsed)
+            values["parse.truncated"] = parsed.truncated
+            values["parse.error_nodes"] = facts.errors
+            values["parse.error_fraction"] = facts.errors / max(facts.nodes, 1)
+            resolvers: dict[int, Resolver] = {}
+            mem = collect_accesses(facts, resolvers)
+            _safe(values, memory_features, facts, mem, resolvers)
+            _safe(values, tiling_features, facts, mem)
+            _safe(values, parallel_features, facts, mem, resolvers)
+            _safe(values, ast_features, facts, resolvers)
+            _safe(values, dataflow_features, facts, resolvers)
+            if patterns is not None:
+                _safe(values, pattern_counts, parsed.root, patterns)
+        _safe(values, task_features, facts, language, text)
+        if language in ("triton", "cute") and facts is None:
+            from structcover.tools.features.tasklevel import python_features
+            values["kernel.count"] = python_features(text)["kernel.count"]
+    except Exception:  # noqa: BLE001 - never raise on input (issue: robustness)
+        values["parse.extract_error"] = True
+    return values
+
+
+def extract_features(source: str | bytes, patterns: PatternSet | None = None,
+                     max_source_bytes: int = DEFAULT_MAX_BYTES) -> FeatureVector:
+    """Structural feature vector S(y) of one program; never raises on its content."""
+    text = source if isinstance(source, str) else source.decode("utf-8", "replace")
+    return FeatureVector(program_id=content_hash(text),
+                         values=extract_values(source, patterns, max_source_bytes))
+
+
+# -- tables ---------------------------------------------------------------------------------
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(patterns_json: str | None, cache_dir: str | None, max_bytes: int) -> None:
+    _WORKER["patterns"] = PatternSet.model_validate_json(patterns_json) if patterns_json else None
+    _WORKER["cache"] = Path(cache_dir) if cache_dir else None
+    _WORKER["max_bytes"] = max_bytes
+    _WORKER["salt"] = EXTRACTOR_VERSION + str(max_bytes) + hashlib.sha256(
+        (patterns_json or "").encode()).hexdigest()
+
+
+def _cache_path(source: str) -> Path | None:
+    cache = _WORKER.get("cache")
+    if cache is None:
+        return None
+    key = hashlib.sha256((_WORKER["salt"] + "\0").encode()
+                         + source.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return cache / key[:2] / f"{key}.json"
+
+
+def _work(item: tuple[str, str]) -> tuple[str, list[Any]]:
+    pid, source = item
+    names = _WORKER["names"]
+    path = _cache_path(source)
+    if path is not None and path.exists():
+        try:
+            return pid, json.loads(path.read_text())
+        except (OSError, ValueError):
+            pass  # a torn cache file is recomputed
+    values = extract_values(source, _WORKER["patterns"], _WORKER["max_bytes"])
+    row = [values.get(n) for n in names]
+    if path is not None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(row))
+            tmp.replace(path)
+        except OSError:
+            pass  # a read-only cache only costs speed
+    return pid, row
+
+
+def _items(programs: Iterable[tuple[str, str] | str]) -> Iterator[tuple[str, str]]:
+    for item in programs:
+        if isinstance(item, tuple | list) and len(item) == 2:
+            pid, src = item
+        else:
+            pid, src = None, item
+        if isinstance(src, bytes):
+            src = src.decode("utf-8", "replace")
+        if not isinstance(src, str):
+            raise ValueError(f"program {pid!r}: source must be str or bytes, got {type(src).__name__}")
+        yield (str(pid) if pid is not None else content_hash(src)), src
+
+
+def column_names(patterns: PatternSet | None = None) -> list[str]:
+    """Feature columns of a table, in order (registered features, then patterns)."""
+    return [*NAMES, *(f"pattern.{pid}" for pid in (patterns.ids if patterns else []))]
+
+
+def extract_table(programs: Iterable[tuple[str, str] | str], *, workers: int = 0,
+                  cache_dir: Path | None = None, patterns: PatternSet | None = None,
+                  max_source_bytes: int = DEFAULT_MAX_BYTES, chunksize: int = 8,
+                  on_progress: Callable[[int], None] | None = None) -> pd.DataFrame:
+    """Features of many programs: one row per program, ``program_id`` plus one column each.
+
+    Programs are streamed (never all parsed trees at once); only the rows are kept.
+
+    Args:
+        programs: ``(program_id, source)`` pairs or bare sources (id = content hash).
+        workers: Process-pool size; 0 = one per core, 1 = in this process.
+        cache_dir: Folder of cached results keyed by content hash (None: no cache).
+        patterns: Mined patterns to count as ``pattern.<id>`` columns.
+        max_source_bytes: Longer sources are cut (``parse.truncated``).
+        chunksize: Programs sent to a worker at a time.
+        on_progress: Called with the number of programs done after each one.
+
+    Returns:
+        The feature table with raw values (counts int, flags bool, floats, categories).
+    """
+    names = column_names(patterns)
+    pjson = patterns.model_dump_json() if patterns is not None else None
+    cache = str(cache_dir) if cache_dir is not None else None
+    workers = workers or os.cpu_count() or 1
+    ids: list[str] = []
+    rows: list[tuple[Any, ...]] = []
+
+    def consume(results: Iterable[tuple[str, list[Any]]]) -> None:
+        for pid, row in results:
+            ids.append(pid)
+            rows.append(tuple(row))
+            if on_progress is not None:
+                on_progress(len(rows))
+
+    if workers == 1:
+        _init_worker(pjson, cache, max_source_bytes)
+        _WORKER["names"] = names
+        consume(_work(item) for item in _items(programs))
+    else:
+        ctx = get_context("fork" if os.name == "posix" else "spawn")
+        with ctx.Pool(workers, initializer=_init_pool,
+                      initargs=(pjson, cache, max_source_bytes, names)) as pool:
+            consume(pool.imap(_work, _items(programs), chunksize=chunksize))
+    return _frame(ids, rows, names)
+
+
+def _init_pool(pjson: str | None, cache: str | None, max_bytes: int, names: list[str]) -> None:
+    _init_worker(pjson, cache, max_bytes)
+    _WORKER["names"] = names
+
+
+def _frame(ids: list[str], rows: list[tuple[Any, ...]], names: list[str]) -> pd.DataFrame:
+    df = pd.DataFrame.from_records(rows, columns=names) if rows else pd.DataFrame(columns=names)
+    kinds = {f.name: f.kind for f in FEATURES}
+    for name in names:
+        kind = kinds.get(name, "count")
+        if kind == "count":
+            df[name] = pd.to_numeric(df[name]).fillna(0).astype("int64")
+        elif kind == "bool":
+            df[name] = df[name].fillna(False).astype(bool)
+        elif kind == "float":
+            df[name] = pd.to_numeric(df[name]).astype("float64")
+        else:
+            df[name] = df[name].fillna("unknown").astype(str)
+    df.insert(0, "program_id", ids)
+    return df

@@ -1,0 +1,389 @@
+"""One TreeCursor walk that collects every fact the feature families need.
+
+Walking once and dispatching on node type is what keeps extraction within a small multiple
+of the bare parse time (a query per feature would re-walk the tree each time). The walk
+records *where* things sit (enclosing function, loop depth, enclosing branch) and the
+definitions of local variables, so the data-flow and memory families can work on the few
+nodes that matter (index expressions, branch conditions) without walking again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from tree_sitter import Node
+
+from structcover.tools.cuda_ast import Parsed, error_nodes
+
+LOOPS = frozenset({"for_statement", "while_statement", "do_statement", "for_range_loop"})
+_QUALS = frozenset({"__global__", "__device__", "__host__"})
+
+
+@dataclass
+class Param:
+    """A function parameter."""
+
+    name: bytes
+    pointer: bool = False
+    restrict: bool = False
+    const: bool = False
+    vector: int = 1  # elements per access when the pointee is a vector type (float4 -> 4)
+
+
+@dataclass
+class SharedArray:
+    """A ``__shared__`` declaration."""
+
+    name: bytes
+    type_text: bytes
+    dims: list[Node]
+    extern: bool
+    node: Node
+
+
+@dataclass
+class Site:
+    """A node of interest with where it sits: loop depth and enclosing branch conditions."""
+
+    node: Node
+    loop_depth: int
+    branches: tuple[Node, ...] = ()
+    loops: tuple[Node, ...] = ()
+
+
+@dataclass
+class Func:
+    """Facts about one function definition."""
+
+    node: Node
+    name: bytes
+    kind: str  # "global", "device" or "host"
+    params: dict[bytes, Param] = field(default_factory=dict)
+    defs: dict[bytes, list[tuple[str, Node]]] = field(default_factory=dict)
+    loop_vars: dict[bytes, Node] = field(default_factory=dict)  # name -> for_statement
+    local_ptrs: set[bytes] = field(default_factory=set)
+    local_arrays: set[bytes] = field(default_factory=set)
+    shared: dict[bytes, SharedArray] = field(default_factory=dict)
+    calls: list[tuple[bytes, Site]] = field(default_factory=list)
+    subscripts: list[Site] = field(default_factory=list)
+    derefs: list[Site] = field(default_factory=list)
+    loops: list[Site] = field(default_factory=list)
+    branches: list[Site] = field(default_factory=list)
+    stores: set[tuple[int, int]] = field(default_factory=set)
+    max_loop_depth: int = 0
+
+    @property
+    def is_device(self) -> bool:
+        """True for ``__global__`` and ``__device__`` functions."""
+        return self.kind != "host"
+
+
+@dataclass
+class Facts:
+    """Everything one walk learned about a program."""
+
+    parsed: Parsed
+    funcs: list[Func] = field(default_factory=list)
+    macros: dict[bytes, bytes] = field(default_factory=dict)
+    file_shared: dict[bytes, SharedArray] = field(default_factory=dict)
+    device_globals: set[bytes] = field(default_factory=set)
+    constant_vars: set[bytes] = field(default_factory=set)
+    pragmas_unroll: int = 0
+    templates: int = 0
+    launch_bounds: int = 0
+    launches: list[Node] = field(default_factory=list)
+    asm: list[bytes] = field(default_factory=list)
+    qualified: Counter = field(default_factory=Counter)  # scope name -> uses (wmma, cg, torch…)
+    host_calls: Counter = field(default_factory=Counter)
+    all_calls: Counter = field(default_factory=Counter)
+    includes: list[bytes] = field(default_factory=list)
+    nodes: int = 0
+    errors: int = 0
+
+    @property
+    def kernels(self) -> list[Func]:
+        """The ``__global__`` functions."""
+        return [f for f in self.funcs if f.kind == "global"]
+
+
+_VEC = re.compile(rb"\b(?:float|int|uint|double|half|__half|char|uchar|short|longlong|long|"
+                  rb"__nv_bfloat16|bfloat16|nv_bfloat16)([1-4])\b")
+
+
+def vector_width(type_text: bytes) -> int:
+    """Lanes of the vector type named in ``type_text`` (``float4`` -> 4), 1 for scalars."""
+    m = _VEC.search(type_text)
+    return int(m.group(1)) if m else 1
+
+
+def declarator_name(node: Node | None) -> bytes | None:
+    """The identifier a declarator declares (through pointers, arrays, references, inits)."""
+    depth = 0
+    while node is not None and depth < 64:
+        if node.type in ("identifier", "field_identifier", "qualified_identifier",
+                         "destructor_name", "operator_name"):
+            return node.text
+        nxt = node.child_by_field_name("declarator")
+        if nxt is None:
+            nxt = next((c for c in node.named_children if c.type in (
+                "identifier", "pointer_declarator", "reference_declarator", "array_declarator",
+                "function_declarator", "init_declarator")), None)
+        node = nxt
+        depth += 1
+    return None
+
+
+def _function(node: Node) -> Func:
+    kind = "host"
+    for child in node.children:
+        if not child.is_named and child.type in _QUALS:
+            if child.type == "__global__":
+                kind = "global"
+            elif kind == "host":
+                kind = "device" if child.type == "__device__" else kind
+    decl = node.child_by_field_name("declarator")
+    func = Func(node, declarator_name(decl) or b"", kind)
+    plist = decl.child_by_field_name("parameters") if decl is not None else None
+    if plist is None and decl is not None:
+        plist = next((c for c in decl.named_children if c.type == "parameter_list"), None)
+    for p in (plist.named_children if plist is not None else ()):
+        if p.type not in ("parameter_declaration", "optional_parameter_declaration"):
+            continue
+        text = p.text
+        d = p.child_by_field_name("declarator")
+        name = declarator_name(d)
+        if name is None:
+            continue
+        pointer = b"*" in text or b"[" in text
+        func.params[name] = Param(name, pointer, b"__restrict__" in text or b"restrict" in text,
+                                  text.lstrip().startswith(b"const") or b" const" in text,
+                                  vector_width(text) if pointer else 1)
+    return func
+
+
+def _shared_dims(decl: Node) -> tuple[bytes | None, list[Node]]:
+    dims: list[Node] = []
+    node = decl
+    while node is not None and node.type in ("array_declarator", "init_declarator"):
+        if node.type == "array_declarator":
+            size = node.child_by_field_name("size")
+            if size is not None:
+                dims.append(size)
+        node = node.child_by_field_name("declarator")
+    dims.reverse()
+    return declarator_name(decl), dims
+
+
+class _Walker:
+    """State of the single walk (a class so the handlers share it cheaply)."""
+
+    def __init__(self, parsed: Parsed) -> None:
+        self.facts = Facts(parsed)
+        self.func: Func | None = None
+        self.func_end = -1
+        self.loops: list[Node] = []
+        self.branches: list[Node] = []
+
+    # -- handlers -------------------------------------------------------------------------
+    def declaration(self, node: Node) -> None:
+        text_head = []
+        extern = False
+        for child in node.children:
+            t = child.type
+            if t == "type_qualifier" or t == "storage_class_specifier":
+                text_head.append(child.text)
+                if child.text == b"extern":
+                    extern = True
+            elif t in ("primitive_type", "type_identifier", "sized_type_specifier",
+                       "qualified_identifier", "template_type"):
+                text_head.append(child.text)
+        head = b" ".join(text_head)
+        is_shared = b"__shared__" in head
+        func = self.func
+        for decl in node.children_by_field_name("declarator"):
+            name = declarator_name(decl)
+            if name is None:
+                continue
+            if is_shared:
+                nm, dims = _shared_dims(decl)
+                arr = SharedArray(name, head, dims, extern, node)
+                (func.shared if func is not None else self.facts.file_shared)[name] = arr
+                continue
+            if func is None:
+                if b"__constant__" in head:
+                    self.facts.constant_vars.add(name)
+                elif b"__device__" in head:
+                    self.facts.device_globals.add(name)
+                continue
+            inner = decl
+            if inner.type == "init_declarator":
+                value = inner.child_by_field_name("value")
+                target = inner.child_by_field_name("declarator")
+                if value is not None:
+                    func.defs.setdefault(name, []).append(("decl", value))
+                inner = target
+            if inner is not None and inner.type == "pointer_declarator":
+                func.local_ptrs.add(name)
+            elif inner is not None and inner.type == "array_declarator":
+                func.local_arrays.add(name)
+
+    def assignment(self, node: Node) -> None:
+        left = node.child_by_field_name("left")
+        right = node.child_by_field_name("right")
+        if left is None or right is None or self.func is None:
+            return
+        op = node.child_by_field_name("operator")
+        optext = op.type if op is not None else "="
+        if left.type == "identifier":
+            self.func.defs.setdefault(left.text, []).append((optext, right))
+        else:
+            self.func.stores.add((left.start_byte, left.end_byte))
+
+    def for_loop(self, node: Node) -> None:
+        init = node.child_by_field_name("initializer")
+        if init is None or self.func is None:
+            return
+        if init.type == "declaration":
+            for decl in init.children_by_field_name("declarator"):
+                name = declarator_name(decl)
+                if name is not None:
+                    self.func.loop_vars[name] = node
+        elif init.type == "assignment_expression":
+            left = init.child_by_field_name("left")
+            if left is not None and left.type == "identifier":
+                self.func.loop_vars[left.text] = node
+
+    def call(self, node: Node) -> None:
+        fn = node.child_by_field_name("function")
+        facts = self.facts
+        if fn is None:
+            return
+        t = fn.type
+        if t == "identifier":
+            name = fn.text
+        elif t == "field_expression":
+            f = fn.child_by_field_name("field")
+            name = b"." + (f.text if f is not None else b"")
+        elif t in ("qualified_identifier", "template_function"):
+            name = fn.text
+            if b"<" in name:
+                name = name.split(b"<", 1)[0]
+        else:
+            return
+        facts.all_calls[name] += 1
+        for child in node.children:
+            if child.type == "kernel_call_syntax":
+                facts.launches.append(node)
+        if self.func is None or not self.func.is_device:
+            facts.host_calls[name] += 1
+            if self.func is None:
+                return
+        site = Site(node, len(self.loops), tuple(self.branches), tuple(self.loops))
+        self.func.calls.append((name, site))
+
+    def run(self) -> Facts:
+        facts = self.facts
+        root = facts.parsed.root
+        cursor = root.walk()
+        scopes: list[tuple[int, str]] = []
+        loops = self.loops
+        branches = self.branches
+        interesting = _INTERESTING
+        nodes = 0
+        while True:
+            node = cursor.node
+            nodes += 1
+            t = node.type
+            if t in interesting:
+                start = node.start_byte
+                while scopes and scopes[-1][0] <= start:
+                    if scopes.pop()[1] == "loop":
+                        loops.pop()
+                    else:
+                        branches.pop()
+                if self.func is not None and start >= self.func_end:
+                    self.func = None
+                self.dispatch(node, t, start, scopes)
+            if cursor.goto_first_child():
+                continue
+            while not cursor.goto_next_sibling():
+                if not cursor.goto_parent():
+                    facts.nodes = nodes
+                    facts.errors = error_nodes(root) if root.has_error else 0
+                    return facts
+
+    def dispatch(self, node: Node, t: str, start: int, scopes: list[tuple[int, str]]) -> None:
+        """Record one node of interest."""
+        facts = self.facts
+        func = self.func
+        if t == "subscript_expression" or (t == "pointer_expression"
+                                           and node.child(0).type == "*"):
+            if func is not None:
+                site = Site(node, len(self.loops), tuple(self.branches), tuple(self.loops))
+                (func.subscripts if t == "subscript_expression" else func.derefs).append(site)
+        elif t == "assignment_expression":
+            self.assignment(node)
+        elif t == "call_expression":
+            self.call(node)
+        elif t == "declaration":
+            self.declaration(node)
+        elif t in LOOPS:
+            if t == "for_statement":
+                self.for_loop(node)
+            if func is not None:
+                func.loops.append(Site(node, len(self.loops), tuple(self.branches),
+                                       tuple(self.loops)))
+            self.loops.append(node)
+            scopes.append((node.end_byte, "loop"))
+            if func is not None and len(self.loops) > func.max_loop_depth:
+                func.max_loop_depth = len(self.loops)
+        elif t in ("if_statement", "switch_statement", "conditional_expression"):
+            cond = node.child_by_field_name("condition")
+            if func is not None:
+                func.branches.append(Site(node, len(self.loops), tuple(self.branches)))
+            self.branches.append(cond if cond is not None else node)
+            scopes.append((node.end_byte, "branch"))
+        elif t == "function_definition":
+            if func is None:
+                self.func = _function(node)
+                self.func_end = node.end_byte
+                facts.funcs.append(self.func)
+        elif t == "preproc_call":
+            d = node.child_by_field_name("directive")
+            a = node.child_by_field_name("argument")
+            if d is not None and d.text == b"#pragma" and a is not None \
+                    and a.text.lstrip().startswith(b"unroll"):
+                facts.pragmas_unroll += 1
+        elif t == "preproc_def":
+            n = node.child_by_field_name("name")
+            v = node.child_by_field_name("value")
+            if n is not None and v is not None:
+                facts.macros[n.text] = v.text.strip()
+        elif t == "template_declaration":
+            facts.templates += 1
+        elif t == "launch_bounds":
+            facts.launch_bounds += 1
+        elif t == "gnu_asm_expression":
+            facts.asm.append(node.text)
+        elif t == "qualified_identifier":
+            scope = node.child_by_field_name("scope")
+            if scope is not None:
+                facts.qualified[scope.text] += 1
+        elif t == "preproc_include":
+            p = node.child_by_field_name("path")
+            if p is not None:
+                facts.includes.append(p.text)
+
+
+_INTERESTING = frozenset({
+    "subscript_expression", "pointer_expression", "assignment_expression", "call_expression",
+    "declaration", *LOOPS, "if_statement", "switch_statement", "conditional_expression",
+    "function_definition", "preproc_call", "preproc_def", "template_declaration",
+    "launch_bounds", "gnu_asm_expression", "qualified_identifier", "preproc_include"})
+
+
+def collect(parsed: Parsed) -> Facts:
+    """Walk ``parsed`` once and return its facts."""
+    return _Walker(parsed).run()

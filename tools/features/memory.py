@@ -1,0 +1,397 @@
+"""Memory access family: classify every global access, shared-memory tiling and padding.
+
+Classification (DESIGN.md §5): the index is reduced to an affine form (see ``dataflow``);
+the coefficient of ``threadIdx.x`` in elements of the accessed type decides: ±1 (or a
+fraction) coalesced, a constant > 1 or a symbol strided, absent broadcast; a load inside
+the index is indirect; anything else unknown. ``reinterpret_cast<float4*>`` changes the
+element unit, so ``reinterpret_cast<float4*>(a)[i]`` is a coalesced *vector* access.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tree_sitter import Node
+
+from structcover.tools.features.dataflow import (
+    Indirect, NotAffine, Poly, Resolver, const_of, thread_dependent)
+from structcover.tools.features.facts import Facts, Func, Site, vector_width
+
+_ELEM_BYTES = [(b"double", 8), (b"long long", 8), (b"int64", 8), (b"half", 2),
+               (b"bfloat16", 2), (b"short", 2), (b"char", 1), (b"int8", 1), (b"uint8", 1),
+               (b"bool", 1)]
+_CASTS = (b"reinterpret_cast", b"static_cast", b"const_cast")
+
+
+class _Skip(Exception):
+    """Not a memory access we classify (local array, struct field, unknown base)."""
+
+
+@dataclass
+class Access:
+    """One classified access."""
+
+    site: Site
+    space: str  # "global", "shared", "constant"
+    kind: str  # coalesced / strided / broadcast / indirect / unknown
+    store: bool
+    vector: int
+    base: bytes
+
+
+@dataclass
+class MemoryFacts:
+    """Classified accesses of a program, reused by the parallel and data-flow families."""
+
+    accesses: list[Access] = field(default_factory=list)
+    global_load_ranges: list[tuple[int, int]] = field(default_factory=list)
+
+
+def elem_bytes(type_text: bytes) -> int:
+    """Size in bytes of one element of the named type (4 when unknown)."""
+    width = vector_width(type_text)
+    for key, size in _ELEM_BYTES:
+        if key in type_text:
+            return size * width
+    return 4 * width
+
+
+def base_space(facts: Facts, func: Func, name: bytes) -> str | None:
+    """Memory space of a named base: shared, global, constant, or None (registers/unknown)."""
+    if name in func.shared or name in facts.file_shared:
+        return "shared"
+    param = func.params.get(name)
+    if param is not None:
+        return "global" if param.pointer else None
+    if name in facts.constant_vars:
+        return "constant"
+    if name in facts.device_globals:
+        return "global"
+    return None
+
+
+def pointer_form(facts: Facts, func: Func, res: Resolver, node: Node,
+                 depth: int = 0) -> tuple[bytes, str, Poly, int]:
+    """Reduce a pointer expression to (base name, space, element offset, vector width).
+
+    Raises:
+        _Skip: The base is not a global/shared/constant array.
+        NotAffine, Indirect: The offset does not reduce.
+    """
+    if depth > 16:
+        raise _Skip
+    t = node.type
+    if t == "identifier":
+        name = node.text
+        space = base_space(facts, func, name)
+        if space is not None:
+            param = func.params.get(name)
+            return name, space, {}, (param.vector if param is not None else 1)
+        if name in func.local_ptrs:
+            defs = [v for op, v in func.defs.get(name, []) if op in ("decl", "=")]
+            if len(defs) == 1:
+                return pointer_form(facts, func, res, defs[0], depth + 1)
+        raise _Skip
+    if t == "parenthesized_expression" and node.named_children:
+        return pointer_form(facts, func, res, node.named_children[-1], depth + 1)
+    if t == "binary_expression":
+        op = node.child_by_field_name("operator")
+        left = node.child_by_field_name("left")
+        right = node.child_by_field_name("right")
+        if op is None or left is None or right is None or op.type not in ("+", "-"):
+            raise _Skip
+        name, space, off, width = pointer_form(facts, func, res, left, depth + 1)
+        extra, _ = res.resolve(right)
+        sign = 1.0 if op.type == "+" else -1.0
+        merged = dict(off)
+        for m, c in extra.items():
+            merged[m] = merged.get(m, 0.0) + sign * c
+        return name, space, merged, width
+    if t == "pointer_expression" and node.child(0).type == "&":
+        arg = node.child_by_field_name("argument")
+        if arg is not None and arg.type == "subscript_expression":
+            base = arg.child_by_field_name("argument")
+            idx = _index_node(arg)
+            if base is None or idx is None:
+                raise _Skip
+            name, space, off, width = pointer_form(facts, func, res, base, depth + 1)
+            extra, _ = res.resolve(idx)
+            merged = dict(off)
+            for m, c in extra.items():
+                merged[m] = merged.get(m, 0.0) + c
+            return name, space, merged, width
+        raise _Skip
+    if t in ("call_expression", "cast_expression"):
+        if t == "call_expression":
+            fn = node.child_by_field_name("function")
+            if fn is None or fn.type != "template_function" or not fn.text.startswith(_CASTS):
+                raise _Skip
+            args = node.child_by_field_name("arguments")
+            inner = args.named_children[0] if args is not None and args.named_children else None
+            type_text = fn.text
+        else:
+            inner = node.child_by_field_name("value")
+            tnode = node.child_by_field_name("type")
+            type_text = tnode.text if tnode is not None else b""
+        if inner is None:
+            raise _Skip
+        name, space, off, width = pointer_form(facts, func, res, inner, depth + 1)
+        new_width = vector_width(type_text)
+        # Offsets so far are in the old element unit; re-express them in the new one.
+        scale = width / new_width
+        return name, space, {m: c * scale for m, c in off.items()}, new_width
+    raise _Skip
+
+
+def _index_node(sub: Node) -> Node | None:
+    idx = sub.child_by_field_name("indices") or sub.child_by_field_name("index")
+    if idx is not None and idx.type == "subscript_argument_list":
+        return idx.named_children[0] if idx.named_children else None
+    return idx
+
+
+def classify(poly: Poly) -> str:
+    """Coalesced / strided / broadcast from an index polynomial (in elements)."""
+    coef: Poly = {}
+    for m, c in poly.items():
+        n = m.count("tid.x")
+        if n > 1:
+            return "unknown"
+        if n == 1:
+            rest = list(m)
+            rest.remove("tid.x")
+            coef[tuple(rest)] = coef.get(tuple(rest), 0.0) + c
+    coef = {m: c for m, c in coef.items() if c != 0}
+    if not coef:
+        return "broadcast"
+    k = const_of(coef)
+    if k is None:
+        return "strided"
+    return "coalesced" if abs(k) <= 1 else "strided"
+
+
+def _classify_site(facts: Facts, func: Func, res: Resolver, site: Site) -> Access | None:
+    node = site.node
+    parent = node.parent
+    if parent is not None:
+        if parent.type == "subscript_expression" and parent.start_byte == node.start_byte:
+            return None  # inner part of a multi-dimensional access; the outer one counts
+        if parent.type == "pointer_expression" and parent.child(0).type == "&":
+            return None  # an address is taken, nothing is read or written here
+    store = (node.start_byte, node.end_byte) in func.stores
+    try:
+        if node.type == "subscript_expression":
+            base = node.child_by_field_name("argument")
+            idx = _index_node(node)
+            if base is None or idx is None:
+                return None
+            dims = 1
+            while base.type == "subscript_expression":
+                dims += 1
+                base = base.child_by_field_name("argument")
+                if base is None:
+                    return None
+            name, space, off, width = pointer_form(facts, func, res, base)
+            if dims > 1 or space == "shared":
+                return Access(site, space, "shared", store, width, name)
+        else:
+            arg = node.child_by_field_name("argument")
+            if arg is None:
+                return None
+            name, space, off, width = pointer_form(facts, func, res, arg)
+            if space == "shared":
+                return Access(site, space, "shared", store, width, name)
+            idx = None
+    except _Skip:
+        return None
+    except Indirect:
+        return Access(site, "global", "indirect", store, 1, b"")
+    except NotAffine:
+        return Access(site, "global", "unknown", store, 1, b"")
+    try:
+        poly = dict(off)
+        if idx is not None:
+            ip, _ = res.resolve(idx)
+            for m, c in ip.items():
+                poly[m] = poly.get(m, 0.0) + c
+        kind = classify(poly)
+    except Indirect:
+        kind = "indirect"
+    except NotAffine:
+        kind = "unknown"
+    return Access(site, space, kind, store, width, name)
+
+
+def collect_accesses(facts: Facts, resolvers: dict[int, Resolver]) -> MemoryFacts:
+    """Classify every subscript and dereference in device code."""
+    out = MemoryFacts()
+    for func in facts.funcs:
+        if not func.is_device:
+            continue
+        res = resolvers.setdefault(id(func), Resolver(facts, func))
+        for site in (*func.subscripts, *func.derefs):
+            acc = _classify_site(facts, func, res, site)
+            if acc is None:
+                continue
+            out.accesses.append(acc)
+            if acc.space == "global" and not acc.store:
+                out.global_load_ranges.append((site.node.start_byte, site.node.end_byte))
+    return out
+
+
+def _dims_bytes(res: Resolver, arr) -> int | None:
+    total = elem_bytes(arr.type_text)
+    for dim in arr.dims:
+        try:
+            poly, _ = res.resolve(dim)
+        except (NotAffine, Indirect):
+            return None
+        value = const_of(poly)
+        if value is None:
+            return None
+        total *= int(value)
+    return total
+
+
+def _padded(res: Resolver, arr) -> bool:
+    if len(arr.dims) < 2:
+        return False
+    last = arr.dims[-1]
+    if last.type == "binary_expression":
+        op = last.child_by_field_name("operator")
+        right = last.child_by_field_name("right")
+        if op is not None and op.type == "+" and right is not None and right.type == "number_literal":
+            return True
+    try:
+        value = const_of(res.resolve(last)[0])
+    except (NotAffine, Indirect):
+        return False
+    if value is None or value < 9:
+        return False
+    v = int(value) - 1
+    return v & (v - 1) == 0  # one past a power of two: 17, 33, 65 …
+
+
+def memory_features(facts: Facts, mem: MemoryFacts,
+                    resolvers: dict[int, Resolver]) -> dict[str, float | int | bool]:
+    """``mem.*`` and ``smem.*`` values from the classified accesses."""
+    counts = {"coalesced": 0, "strided": 0, "broadcast": 0, "indirect": 0, "unknown": 0}
+    loads = stores = vec = smem_acc = 0
+    for acc in mem.accesses:
+        if acc.vector > 1:
+            vec += 1
+        if acc.space == "shared":
+            smem_acc += 1
+            continue
+        if acc.space != "global":
+            continue
+        counts[acc.kind] += 1
+        if acc.store:
+            stores += 1
+        else:
+            loads += 1
+    total = sum(counts.values())
+    known = counts["coalesced"] + counts["strided"]
+    static_bytes = 0
+    unresolved = 0
+    padded = dynamic = False
+    n_arrays = 0
+    restrict = ldg = const_params = 0
+    first_device = next((f for f in facts.funcs if f.is_device), None)
+    for func in facts.funcs:
+        if not func.is_device:
+            continue
+        res = resolvers.setdefault(id(func), Resolver(facts, func))
+        arrays = list(func.shared.values())
+        if func is first_device:  # file-scope __shared__ arrays, counted once
+            arrays += list(facts.file_shared.values())
+        for arr in arrays:
+            n_arrays += 1
+            if arr.extern:
+                dynamic = True
+                continue
+            size = _dims_bytes(res, arr)
+            if size is None:
+                unresolved += 1
+            else:
+                static_bytes += size
+            padded = padded or _padded(res, arr)
+        for p in func.params.values():
+            restrict += p.restrict and p.pointer
+            const_params += p.const and p.pointer
+        ldg += sum(1 for name, _ in func.calls if name.startswith(b"__ldg") or name in (
+            b"__ldcg", b"__ldca", b"__ldcs", b"__ldlu", b"__ldcv"))
+    return {
+        "mem.global_accesses": total,
+        "mem.global_loads": loads,
+        "mem.global_stores": stores,
+        "mem.global_coalesced": counts["coalesced"],
+        "mem.global_strided": counts["strided"],
+        "mem.global_broadcast": counts["broadcast"],
+        "mem.global_indirect": counts["indirect"],
+        "mem.global_unknown": counts["unknown"],
+        "mem.coalesced_fraction": (counts["coalesced"] / known) if known else None,
+        "mem.vector_loads": vec,
+        "mem.restrict_params": restrict,
+        "mem.const_params": const_params,
+        "mem.ldg": ldg,
+        "mem.constant_memory": bool(facts.constant_vars),
+        "smem.arrays": n_arrays,
+        "smem.static_bytes": static_bytes,
+        "smem.unresolved_sizes": unresolved,
+        "smem.dynamic": dynamic,
+        "smem.padded": padded,
+        "smem.accesses": smem_acc,
+    }
+
+
+def tiling_features(facts: Facts, mem: MemoryFacts) -> dict[str, bool | int]:
+    """Shared-memory staging: global data stored to shared, a barrier, then shared reads."""
+    loads = mem.global_load_ranges
+    tiled = False
+    reuse_in_loop = False
+    for func in facts.funcs:
+        if not func.is_device or not (func.shared or facts.file_shared):
+            continue
+        barrier = any(n.startswith(b"__syncthreads") or n == b".sync" or n == b"__syncwarp"
+                      for n, _ in func.calls)
+        from_global = {name for name, defs in func.defs.items()
+                       for _, v in defs[:1] if _contains(loads, v)}
+        staged_depth = None
+        shared_reads = []
+        for acc in mem.accesses:
+            if acc.space != "shared" or acc.site.node.start_byte < func.node.start_byte \
+                    or acc.site.node.end_byte > func.node.end_byte:
+                continue
+            if not acc.store:
+                shared_reads.append(acc)
+                continue
+            assign = acc.site.node.parent
+            right = assign.child_by_field_name("right") if assign is not None else None
+            if right is None:
+                continue
+            if _contains(loads, right) or _reads_any(right, from_global):
+                depth = acc.site.loop_depth
+                staged_depth = depth if staged_depth is None else min(staged_depth, depth)
+        async_copy = any(b"memcpy_async" in n or b"cp_async" in n for n, _ in func.calls) or \
+            any(b"cp.async" in a for a in facts.asm)
+        if (staged_depth is not None or async_copy) and barrier and shared_reads:
+            tiled = True
+            base = staged_depth or 0
+            reuse_in_loop = reuse_in_loop or any(r.site.loop_depth > base for r in shared_reads)
+    return {"smem.tiled": tiled, "smem.reuse_in_loop": reuse_in_loop}
+
+
+def _contains(ranges: list[tuple[int, int]], node: Node) -> bool:
+    s, e = node.start_byte, node.end_byte
+    return any(s <= a and b <= e for a, b in ranges)
+
+
+def _reads_any(node: Node, names: set[bytes]) -> bool:
+    if not names:
+        return False
+    if node.type == "identifier":
+        return node.text in names
+    text = node.text
+    return any(name in text for name in names) and any(
+        _reads_any(c, names) for c in node.named_children)

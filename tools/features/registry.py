@@ -1,0 +1,131 @@
+"""Every structural feature: stable name, kind, one-line description, family, default.
+
+Names are a contract: reports, tests and the chat agent rely on them. Values are raw
+measures (counts, floats, flags, categories); only the archive bins them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Kind = Literal["count", "float", "bool", "category"]
+
+
+@dataclass(frozen=True)
+class FeatureSpec:
+    """One feature's contract."""
+
+    name: str
+    kind: Kind
+    description: str
+    family: str
+
+    @property
+    def default(self) -> float | int | bool | str | None:
+        """Value when the program has none of the structure (None for undefined floats)."""
+        return {"count": 0, "bool": False, "float": None, "category": "unknown"}[self.kind]
+
+
+def _f(name: str, kind: Kind, description: str) -> FeatureSpec:
+    return FeatureSpec(name, kind, description, name.split(".", 1)[0])
+
+
+FEATURES: tuple[FeatureSpec, ...] = (
+    _f("program.language", "category", "cuda, triton, cute, torch or unknown (non-CUDA programs make CUDA features not applicable)"),
+    _f("program.embedded_cuda", "bool", "CUDA source found inside Python strings (load_inline style)"),
+    _f("parse.error_nodes", "count", "ERROR/MISSING nodes in the tree-sitter-cuda parse"),
+    _f("parse.error_fraction", "float", "error nodes divided by all nodes"),
+    _f("parse.truncated", "bool", "input longer than max_source_bytes was cut before parsing"),
+    _f("parse.extract_error", "bool", "an internal error stopped part of the extraction (values partial)"),
+    _f("ast.nodes", "count", "syntax-tree nodes (program size)"),
+    _f("kernel.count", "count", "__global__ kernels defined (Triton/CuTe: decorated kernels)"),
+    _f("kernel.has_custom_kernel", "bool", "the program defines at least one kernel of its own"),
+    _f("kernel.device_functions", "count", "__device__ helper functions"),
+    _f("kernel.templates", "count", "template declarations"),
+    _f("kernel.launch_bounds", "count", "__launch_bounds__ annotations"),
+    _f("loop.count", "count", "loops in device code"),
+    _f("loop.max_depth", "count", "deepest loop nest in device code"),
+    _f("loop.unroll_pragmas", "count", "#pragma unroll directives"),
+    _f("loop.grid_stride", "count", "grid-stride loops (step involves gridDim)"),
+    _f("branch.count", "count", "if/switch/?: in device code"),
+    _f("branch.divergent", "count", "device branches whose condition depends on the thread index"),
+    _f("branch.ternary", "count", "?: expressions in device code"),
+    _f("launch.count", "count", "kernel launch sites (<<<...>>>)"),
+    _f("launch.block_size", "float", "largest constant threads-per-block among launches"),
+    _f("launch.distinct_block_sizes", "count", "distinct constant block sizes launched"),
+    _f("launch.dynamic_smem", "bool", "a launch passes a dynamic shared-memory size"),
+    _f("launch.with_stream", "bool", "a launch passes a stream"),
+    _f("dataflow.index_vars", "count", "variables whose value depends on the thread index"),
+    _f("dataflow.max_chain_length", "count", "longest def-use chain followed to resolve an index"),
+    _f("dataflow.mean_chain_length", "float", "mean def-use chain length of thread-dependent variables"),
+    _f("dataflow.loaded_values_reused", "count", "values loaded into a register and read at least twice"),
+    _f("mem.global_accesses", "count", "global-memory accesses (loads + stores) in device code"),
+    _f("mem.global_loads", "count", "global-memory loads"),
+    _f("mem.global_stores", "count", "global-memory stores"),
+    _f("mem.global_coalesced", "count", "global accesses with unit stride in threadIdx.x"),
+    _f("mem.global_strided", "count", "global accesses with a constant >1 or symbolic stride in threadIdx.x"),
+    _f("mem.global_broadcast", "count", "global accesses independent of threadIdx.x (warp-uniform)"),
+    _f("mem.global_indirect", "count", "global accesses whose index reads memory (a[b[i]])"),
+    _f("mem.global_unknown", "count", "global accesses whose index is not affine-reducible"),
+    _f("mem.coalesced_fraction", "float", "coalesced / (coalesced + strided) global accesses"),
+    _f("mem.vector_loads", "count", "accesses through a vector type (float4, half2, reinterpret_cast)"),
+    _f("mem.restrict_params", "count", "__restrict__ pointer parameters of device functions"),
+    _f("mem.const_params", "count", "const pointer parameters of device functions"),
+    _f("mem.ldg", "count", "__ldg and cache-hinted load intrinsics"),
+    _f("mem.constant_memory", "bool", "__constant__ variables declared"),
+    _f("smem.arrays", "count", "__shared__ arrays declared"),
+    _f("smem.static_bytes", "count", "bytes of static shared memory whose size is constant"),
+    _f("smem.unresolved_sizes", "count", "static shared arrays whose size is not a constant"),
+    _f("smem.dynamic", "bool", "extern __shared__ (dynamic shared memory) used"),
+    _f("smem.padded", "bool", "a 2-D shared array padded against bank conflicts ([32][33])"),
+    _f("smem.accesses", "count", "shared-memory accesses"),
+    _f("smem.tiled", "bool", "global data staged in shared memory, a barrier, then shared reads"),
+    _f("smem.reuse_in_loop", "bool", "staged shared data is read inside a loop deeper than the staging"),
+    _f("sync.block_barriers", "count", "__syncthreads and block-level cooperative-group syncs"),
+    _f("sync.barriers_in_loops", "count", "block barriers inside loops"),
+    _f("sync.barriers_in_branches", "count", "block barriers under a branch"),
+    _f("sync.barriers_divergent", "count", "block barriers under a thread-dependent branch"),
+    _f("sync.warp_syncs", "count", "__syncwarp and tile syncs"),
+    _f("warp.shuffles", "count", "warp shuffles (__shfl*_sync, tile.shfl*)"),
+    _f("warp.shuffles_in_loops", "count", "warp shuffles inside loops"),
+    _f("warp.shuffle_reduction", "bool", "shuffles in a loop or unrolled (>= 3): a warp reduction"),
+    _f("warp.votes", "count", "warp votes (__ballot_sync, __any_sync, __all_sync, match)"),
+    _f("warp.activemask", "count", "__activemask calls"),
+    _f("atomics.global", "count", "atomic operations on global memory"),
+    _f("atomics.shared", "count", "atomic operations on shared memory"),
+    _f("reduce.shared_tree", "bool", "a halving/doubling loop combining values in shared memory"),
+    _f("reduce.atomic", "bool", "atomics are used to combine results"),
+    _f("par.coarsening_loops", "count", "small constant-trip loops around thread-dependent global accesses"),
+    _f("cg.used", "bool", "cooperative groups used"),
+    _f("cg.tiled_partitions", "count", "cooperative-groups tiled_partition calls"),
+    _f("tc.wmma_calls", "count", "WMMA / mma_sync calls"),
+    _f("tc.ptx_mma", "count", "inline-PTX mma / wgmma / ldmatrix instructions"),
+    _f("tc.used", "bool", "tensor cores used (WMMA, mma intrinsics or inline PTX)"),
+    _f("async.copies", "count", "asynchronous copies (cp.async, memcpy_async, pipeline)"),
+    _f("math.fast_intrinsics", "count", "fast-math intrinsics (__expf, __fdividef, ...)"),
+    _f("lib.calls", "count", "calls into libraries (cuBLAS, cuDNN, thrust, cub, torch/ATen)"),
+    _f("lib.reference_library", "bool", "calls a reference library (torch/ATen, cuBLAS, cuDNN, CUTLASS) for the work"),
+    _f("host.graphs", "count", "CUDA graph API calls / stream capture"),
+    _f("host.streams", "count", "stream creation or cross-stream waits"),
+    _f("host.device_syncs", "count", "cudaDeviceSynchronize / cudaStreamSynchronize calls"),
+    _f("host.memcpy", "count", "cudaMemcpy* calls"),
+)
+
+BY_NAME: dict[str, FeatureSpec] = {f.name: f for f in FEATURES}
+NAMES: tuple[str, ...] = tuple(f.name for f in FEATURES)
+
+
+def describe(name: str) -> str:
+    """One-line description of a feature (mined ``pattern.<id>`` features included)."""
+    if name.startswith("pattern."):
+        return f"occurrences of mined subtree pattern {name.split('.', 1)[1]}"
+    try:
+        return BY_NAME[name].description
+    except KeyError as exc:
+        raise KeyError(f"unknown feature {name!r}") from exc
+
+
+def defaults() -> dict[str, float | int | bool | str | None]:
+    """Every registered feature at its default value."""
+    return {f.name: f.default for f in FEATURES}
