@@ -1,0 +1,107 @@
+"""Sync granularity: block barrier <-> warp-level sync where only one warp communicates."""
+
+from __future__ import annotations
+
+import re
+
+from structcover.tools.mutations._reduction import combine_text, only_tid0_reads_after, tree_loops
+from structcover.tools.mutations._tree import (Src, enclosing, find, indent_block, indent_of,
+                                               is_kernel, parse, splice)
+from structcover.tools.mutations.base import Builder, MutationResult, operator
+
+
+@operator("block_to_warp_sync", family="sync_granularity")
+def block_to_warp_sync(program: str) -> MutationResult:
+    """In a shared-memory tree reduction, run the last steps (32 partials and fewer, all in
+    warp 0) under ``__syncwarp`` instead of ``__syncthreads``.
+
+    Moves:
+        sync.warp_syncs: up
+
+    Applies to tree loops as recognised for ``tree_to_shuffle`` (constant power-of-two block
+    of at least 64). When code after the loop reads the array outside ``if (tid == 0)``, a
+    block barrier is kept after the warp steps so other warps see the result.
+    """
+    src = parse(program)
+    b = Builder("block_to_warp_sync", program)
+    edits = []
+    for tree in tree_loops(src):
+        head = src.of(tree.node).replace(f"{tree.svar} > 0", f"{tree.svar} > 32", 1)
+        own, other = f"{tree.array}[{tree.tid}]", f"{tree.array}[{tree.tid} + {tree.svar}]"
+        lines = [f"if ({tree.tid} < 32) {{  // only warp 0 communicates from here on",
+                 f"    for (int {tree.svar} = 32; {tree.svar} > 0; {tree.svar} >>= 1) {{",
+                 f"        if ({tree.tid} < {tree.svar}) {combine_text(tree, own, other)}",
+                 "        __syncwarp();", "    }", "}"]
+        if not only_tid0_reads_after(src, tree):
+            lines.append("__syncthreads();")
+        edits.append((tree.node.start_byte, tree.node.end_byte,
+                      head + "\n" + indent_block("\n".join(lines), indent_of(src, tree.node))))
+    if not edits:
+        return b.done("no shared-memory tree reduction with a constant block >= 64")
+    b.add(splice(src.text, edits))
+    return b.done()
+
+
+def _thread_dependent(src: Src, fn) -> set[str]:  # noqa: ANN001
+    """Names whose value depends on the thread (fixpoint over declarations/assignments)."""
+    names: set[str] = set()
+    texts = [src.of(d) for d in find(fn, "declaration", "assignment_expression")]
+    changed = True
+    while changed:
+        changed = False
+        for text in texts:
+            m = re.match(r"(?:[\w:<>]+\s+)*?(\w+)\s*(?:\[[^\]]*\])?\s*[+\-*/]?=\s*(.*)", text, re.S)
+            if not m or m.group(1) in names:
+                continue
+            rhs = m.group(2)
+            if "threadIdx" in rhs or "__lane" in rhs or any(
+                    re.search(r"\b" + re.escape(n) + r"\b", rhs) for n in names):
+                names.add(m.group(1))
+                changed = True
+    return names
+
+
+@operator("warp_to_block_sync", family="sync_granularity")
+def warp_to_block_sync(program: str) -> MutationResult:
+    """Replace ``__syncwarp()`` by ``__syncthreads()`` where every thread of the block reaches
+    it (a stronger barrier is always correct there).
+
+    Moves:
+        sync.block_barriers: up
+        sync.warp_syncs: down
+
+    Applies only inside ``__global__`` functions, to a ``__syncwarp()`` statement that no
+    ``return`` precedes and that is nested only in blocks and loops whose headers do not
+    depend on the thread index (no ``if`` around it). Otherwise not applicable: a block
+    barrier under divergent control flow would deadlock.
+    """
+    src = parse(program)
+    b = Builder("warp_to_block_sync", program)
+    edits = []
+    for fn in find(src.root, "function_definition"):
+        if not is_kernel(fn):
+            continue
+        dep = _thread_dependent(src, fn)
+        first_return = min((r.start_byte for r in find(fn, "return_statement")), default=None)
+        for call in find(fn, "call_expression"):
+            if src.of(call.child_by_field_name("function")) != "__syncwarp":
+                continue
+            if first_return is not None and first_return < call.start_byte:
+                continue
+            ok, cur = True, call.parent
+            while cur is not None and cur != fn:
+                if cur.type in ("if_statement", "conditional_expression", "while_statement",
+                                "do_statement", "switch_statement"):
+                    ok = False
+                if cur.type == "for_statement":
+                    header = src.of(cur)[:src.of(cur).find("{")] if "{" in src.of(cur) else ""
+                    if "threadIdx" in header or any(re.search(r"\b" + re.escape(n) + r"\b", header)
+                                                     for n in dep):
+                        ok = False
+                cur = cur.parent
+            if ok and call.parent.type == "expression_statement":
+                edits.append((call.start_byte, call.end_byte, "__syncthreads()"))
+    if not edits:
+        return b.done("no __syncwarp() that every thread of the block reaches")
+    b.add(splice(src.text, edits))
+    return b.done()
