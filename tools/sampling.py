@@ -1,0 +1,191 @@
+"""Coverage-gated curation export (DESIGN.md §5, stage 3).
+
+Weights: ``w_i ∝ 1 / (count(bin_i) + ε)``, normalized so that **the weights sum to N**, the
+number of rows (mean weight 1, so an unweighted trainer sees the same effective data size).
+Rows that cannot be binned form one pseudo-bin of their own. The resampled set draws N rows
+with replacement with probability ``w_i / N``, seeded.
+
+Every file is written atomically (temp file + rename): a reader never sees half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel
+
+from structcover.tools.archive import Archive
+from structcover.tools.bins import Bound
+
+
+def coverage_weights(bins: np.ndarray, *, eps: float = 1.0) -> np.ndarray:
+    """``w_i = N · (1/(c_i+ε)) / Σ_j 1/(c_j+ε)`` where ``c_i`` is the count of row i's bin.
+
+    Raises:
+        ValueError: ``eps`` <= 0 (an empty bin's weight would be infinite at count 0).
+    """
+    if eps <= 0:
+        raise ValueError(f"eps must be > 0, got {eps}")
+    bins = np.asarray(bins, np.int64)
+    if len(bins) == 0:
+        return np.zeros(0)
+    _, inverse, counts = np.unique(bins, return_inverse=True, return_counts=True)
+    raw = 1.0 / (counts[inverse] + eps)
+    return raw * (len(bins) / raw.sum())
+
+
+def resample(table: pd.DataFrame, weights: np.ndarray, *, n: int | None = None,
+             seed: int = 0) -> pd.DataFrame:
+    """Draw ``n`` rows (default N) with replacement, probability proportional to weight."""
+    if len(table) != len(weights):
+        raise ValueError(f"{len(weights)} weights for {len(table)} rows")
+    n = len(table) if n is None else n
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    rng = np.random.default_rng(seed)
+    pick = rng.choice(len(table), size=n, replace=True, p=weights / weights.sum())
+    return table.iloc[np.sort(pick)].reset_index(drop=True)
+
+
+def _atomic(path: Path, write: Callable[[Path], None]) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def write_parquet(table: pd.DataFrame, path: Path) -> Path:
+    """Write Parquet atomically."""
+    return _atomic(path, lambda p: table.to_parquet(p, index=False))
+
+
+def write_jsonl(table: pd.DataFrame, path: Path) -> Path:
+    """Write JSON Lines atomically."""
+    return _atomic(path, lambda p: table.to_json(p, orient="records", lines=True))
+
+
+def write_text(text: str, path: Path) -> Path:
+    """Write a text file atomically."""
+    return _atomic(path, lambda p: p.write_text(text))
+
+
+def write_hf_dataset(table: pd.DataFrame, folder: Path) -> Path:
+    """A folder that ``datasets.load_from_disk`` reads (written beside, then renamed in)."""
+    from datasets import Dataset
+
+    folder = Path(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}."))
+    try:
+        Dataset.from_pandas(table, preserve_index=False).save_to_disk(str(tmp))
+        if folder.exists():
+            shutil.rmtree(folder)
+        os.replace(tmp, folder)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+    return folder
+
+
+def render_constraint(bounds: dict[str, Bound]) -> str:
+    """The structural constraint of a bin as bullet lines."""
+    return "\n".join(f"- {b.render()}" for b in bounds.values())
+
+
+def _task_context(task_id: str) -> tuple[str, str, str | None]:
+    """(description, launcher prototype, reference) from the corpus, when it has the task."""
+    try:
+        from structcover.tools.corpus import find_task
+
+        spec, _ = find_task(task_id)
+        return spec.description or spec.family, spec.c_signature(), spec.reference
+    except Exception:  # noqa: BLE001 - an unknown task keeps a generic prompt
+        return "", "", None
+
+
+def prompt_rows(gaps: list, tasks: list[str], archive: Archive, *, data_source: str =
+                "structcover", max_prompts: int = 500) -> pd.DataFrame:
+    """The verl-style prompt table: one row per (target gap bin, task).
+
+    Columns: ``data_source``, ``prompt`` (chat messages), ``ability``, ``reward_model``
+    (``style`` "rule", ``ground_truth`` = JSON with the task id, target bin and bounds, so the
+    reward function can verify both equivalence and structure) and ``extra_info``.
+    """
+    rows = []
+    context = {t: _task_context(t) for t in tasks}
+    for gap in gaps:
+        if gap.kind not in ("zero", "low"):
+            continue
+        bounds = archive.describe_bin(gap.bin)
+        for task in tasks:
+            if len(rows) >= max_prompts:
+                break
+            desc, sig, ref = context[task]
+            text = (f"Write a CUDA program for task `{task}`"
+                    + (f": {desc}" if desc else "") + ".\n"
+                    + (f"It must define `{sig}` launching your kernels.\n" if sig else "")
+                    + "Its structure must satisfy:\n" + render_constraint(bounds)
+                    + "\nReturn the complete .cu source in one code block.")
+            truth = {"task_id": task, "target_bin": gap.bin, "reference": ref,
+                     "bounds": {k: b.model_dump() for k, b in bounds.items()}}
+            rows.append({
+                "data_source": data_source,
+                "prompt": [{"role": "user", "content": text}],
+                "ability": "cuda-kernel",
+                "reward_model": {"style": "rule", "ground_truth": json.dumps(truth)},
+                "extra_info": {"index": len(rows), "split": "train", "task_id": task,
+                               "target_bin": gap.bin, "gap_kind": gap.kind,
+                               "priority": float(gap.priority)},
+            })
+    return pd.DataFrame(rows, columns=["data_source", "prompt", "ability", "reward_model",
+                                       "extra_info"])
+
+
+class CurationOutput(BaseModel):
+    """Where the curated data went, and the weight normalization used."""
+
+    out_dir: str
+    rows: int
+    resampled_rows: int
+    weight_sum: float
+    normalization: str = "weights sum to N (the number of rows); w ∝ 1/(count(bin)+eps)"
+    eps: float
+    files: dict[str, str]
+    prompts: int
+
+
+def export_curation(table: pd.DataFrame, archive: Archive, out_dir: Path, *, gaps: list,
+                    diagnosis_json: str | None = None, eps: float = 1.0, seed: int = 0,
+                    n_resample: int | None = None) -> CurationOutput:
+    """Write weighted data, a resampled set, a ``datasets`` folder, prompts and the diagnosis."""
+    out = Path(out_dir)
+    bins = archive.index(table)
+    weighted = table.copy()
+    weighted["bin"] = bins
+    weighted["weight"] = coverage_weights(bins, eps=eps)
+    sample = resample(weighted, weighted["weight"].to_numpy(), n=n_resample, seed=seed)
+    prompts = prompt_rows(gaps, sorted(table["task_id"].astype(str).unique()), archive)
+    files = {"weighted_parquet": write_parquet(weighted, out / "weighted.parquet"),
+             "weighted_jsonl": write_jsonl(weighted, out / "weighted.jsonl"),
+             "resampled_parquet": write_parquet(sample, out / "resampled.parquet"),
+             "hf_dataset": write_hf_dataset(weighted, out / "hf_dataset"),
+             "prompts_parquet": write_parquet(prompts, out / "prompts.parquet")}
+    if diagnosis_json is not None:
+        files["diagnosis_json"] = write_text(diagnosis_json, out / "diagnosis.json")
+    return CurationOutput(out_dir=str(out), rows=len(weighted), resampled_rows=len(sample),
+                          weight_sum=float(weighted["weight"].sum()), eps=eps,
+                          files={k: str(v) for k, v in files.items()}, prompts=len(prompts))
