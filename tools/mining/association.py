@@ -1,0 +1,183 @@
+"""Association between features and R_perf: kNN mutual information and redundancy removal."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.feature_selection import mutual_info_regression
+
+from structcover.tools.mining.table import fe_residual
+
+#: Neighbours of the Kraskov estimator (scikit-learn's default).
+N_NEIGHBORS = 3
+#: Fewer rows than this and an MI estimate is not made (reported as None).
+MIN_ROWS = 20
+#: Quantile bins used to let a linear partial correlation see non-monotonic effects.
+REDUNDANCY_BINS = 8
+#: Levels of a categorical kept as their own indicator in the redundancy test.
+REDUNDANCY_LEVELS = 16
+
+
+@dataclass
+class Column:
+    """One encoded feature: values (NaN = missing or not applicable) and its kind."""
+
+    name: str
+    values: np.ndarray
+    discrete: bool
+
+
+def _mi_one(x: np.ndarray, y: np.ndarray, discrete: bool, seed: int) -> float | None:
+    ok = ~(np.isnan(x) | np.isnan(y))
+    if ok.sum() < MIN_ROWS:
+        return None
+    x, y = x[ok], y[ok]
+    if np.all(x == x[0]):
+        return 0.0  # a constant carries no information; the estimator would only add noise
+    mi = mutual_info_regression(x[:, None], y, discrete_features=[discrete],
+                                n_neighbors=N_NEIGHBORS, random_state=seed)
+    return float(mi[0])
+
+
+def mi_sweep(columns: list[Column], y: np.ndarray, rows: np.ndarray, *, seed: int,
+             n_jobs: int = 0) -> list[float | None]:
+    """I(S_i; y) for every column on the given rows (scikit-learn, discrete mask per column).
+
+    Threads run the columns in parallel: the estimator's neighbour searches release the GIL.
+
+    Args:
+        columns: The encoded features.
+        y: The target, one value per table row (NaN rows are skipped).
+        rows: Row indices to use (a subsample or a resample).
+        seed: Seeds the estimator's jitter, so results repeat.
+        n_jobs: Threads; 0 means one per core.
+
+    Returns:
+        MI in nats per column; None where fewer than ``MIN_ROWS`` rows have both values.
+    """
+    yr = y[rows]
+    workers = n_jobs or os.cpu_count() or 1
+
+    def run(col: Column) -> float | None:
+        return _mi_one(col.values[rows], yr, col.discrete, seed)
+
+    if workers == 1 or len(columns) < 2:
+        return [run(c) for c in columns]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(run, columns))
+
+
+def block(col: Column, rows: np.ndarray) -> np.ndarray:
+    """Centered design block of a feature: level indicators, or quantile-bin indicators.
+
+    Missing values get the column mean (zero after centering), so they neither help nor
+    hurt a linear fit.
+    """
+    x = col.values[rows]
+    present = ~np.isnan(x)
+    if col.discrete:
+        levels, counts = np.unique(x[present], return_counts=True)
+        keep = levels[np.argsort(-counts)][:REDUNDANCY_LEVELS]
+    else:
+        qs = np.unique(np.quantile(x[present], np.linspace(0, 1, REDUNDANCY_BINS + 1)[1:-1])) \
+            if present.any() else np.array([])
+        x = np.where(present, np.searchsorted(qs, np.nan_to_num(x), side="right"), np.nan)
+        keep = np.unique(x[present])
+    if keep.size < 2:
+        return np.zeros((len(rows), 0))
+    mat = np.stack([(x == level) for level in keep[1:]], axis=1).astype(float)
+    mat[~present] = np.nan
+    mat -= np.nanmean(mat, axis=0)
+    return np.nan_to_num(mat)
+
+
+def gaussian_info(y: np.ndarray, x: np.ndarray, z: np.ndarray | None) -> float:
+    """Linear-Gaussian (conditional) information ``-0.5 log(1 - R²)`` of y on block x given z.
+
+    R² is adjusted for the block's size so that many indicator columns do not manufacture
+    information from noise.
+    """
+    if x.shape[1] == 0:
+        return 0.0
+    if z is not None and z.shape[1]:
+        zb, *_ = np.linalg.lstsq(z, np.column_stack([y, x]), rcond=None)
+        resid = np.column_stack([y, x]) - z @ zb
+        y, x = resid[:, 0], resid[:, 1:]
+    total = float(y @ y)
+    if total <= 0:
+        return 0.0
+    beta, *_ = np.linalg.lstsq(x, y, rcond=None)
+    r2 = 1.0 - float(((y - x @ beta) ** 2).sum()) / total
+    n, k = len(y), x.shape[1]
+    r2 = 1.0 - (1.0 - r2) * (n - 1) / max(n - k - 1, 1)
+    return float(-0.5 * np.log1p(-min(max(r2, 0.0), 0.999999)))
+
+
+def select_nonredundant(order: list[Column], y: np.ndarray, rows: np.ndarray, *,
+                        tau_low: float, cells: np.ndarray, numeric: np.ndarray | None = None
+                        ) -> tuple[list[str], dict[str, tuple[str, float]]]:
+    """Greedy redundancy removal by partial correlation, strongest candidate first.
+
+    A candidate is redundant when conditioning on the features already kept removes at least
+    half of its (binned) linear association with y *and* what is left is at most ``tau_low``
+    nats: the same threshold that makes a feature marginal. A feature whose effect a linear
+    fit cannot see at all is kept, since this test cannot judge it.
+
+    Args:
+        order: Candidates, strongest association first.
+        y: Target per table row.
+        rows: Row indices to use.
+        tau_low: The marginal-tier threshold (nats).
+        cells: Per table row, the cell (task, or task x categorical controls) y was
+            normalized in; features are compared within the same cells.
+        numeric: Per table row, numeric controls y was residualized on (or None).
+
+    Returns:
+        The kept names in order, and for each redundant one (the kept feature that explains
+        it best, its conditional information).
+    """
+    yr = y[rows]
+    ok = ~np.isnan(yr)
+    rows = rows[ok]
+    cell, num = cells[rows], (numeric[rows] if numeric is not None else None)
+    yr = fe_residual(yr[ok][:, None], cell, num)[:, 0]
+    kept: list[str] = []
+    blocks: dict[str, np.ndarray] = {}
+    redundant: dict[str, tuple[str, float]] = {}
+    for col in order:
+        b = block(col, rows)
+        if b.shape[1]:
+            b = fe_residual(b, cell, num)
+        z = np.hstack([blocks[k] for k in kept]) if kept else None
+        marginal = gaussian_info(yr, b, None)
+        partial = gaussian_info(yr, b, z) if z is not None else marginal
+        if z is not None and partial <= tau_low and partial < 0.5 * marginal:
+            by = min(kept, key=lambda k: gaussian_info(yr, b, blocks[k]))
+            redundant[col.name] = (by, partial)
+            continue
+        kept.append(col.name)
+        blocks[col.name] = b
+    return kept, redundant
+
+
+def noise_floor(columns: list[Column], y: np.ndarray, rows: np.ndarray, *, seed: int,
+                n_jobs: int = 0, quantile: float = 0.95, min_draws: int = 40) -> float:
+    """The estimator's noise level: a high quantile of I(S_i; permuted y) over the features.
+
+    The kNN estimate of a zero MI is not zero: at a few thousand rows it often exceeds
+    ``τ_low`` (0.01 nats). Permuting y breaks every association while keeping each margin,
+    so these estimates show how large a value chance alone gives at this sample size.
+    Features are permuted against enough times to give at least ``min_draws`` draws.
+    """
+    rng = np.random.default_rng(seed + 7919)
+    ok = rows[~np.isnan(y[rows])]
+    draws: list[float] = []
+    for _ in range(max(1, min(5, -(-min_draws // max(len(columns), 1))))):
+        shuffled = y.copy()
+        shuffled[ok] = rng.permutation(y[ok])
+        draws += [v for v in mi_sweep(columns, shuffled, rows, seed=seed, n_jobs=n_jobs)
+                  if v is not None]
+    return float(np.quantile(draws, quantile)) if draws else 0.0

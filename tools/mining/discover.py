@@ -1,0 +1,353 @@
+"""Stage 1 discovery (DESIGN.md §5): which structural features carry performance, given what.
+
+``I(S_i; R_perf)`` by scikit-learn's kNN estimator, R_perf = log speedup z-scored within task
+(pooled also reported); tiers critical ``I > τ_high``, moderate ``τ_low < I ≤ τ_high``,
+marginal ``I ≤ τ_low``; ``F*`` by greedy partial-correlation redundancy removal; stability by
+resampled selection frequency; controls by residualizing R_perf on them within task.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, Field
+
+from structcover.config import DiscoverySettings
+from structcover.tools.mining import table as T
+from structcover.tools.mining.association import (
+    Column,
+    mi_sweep,
+    noise_floor,
+    select_nonredundant,
+)
+
+Tier = Literal["critical", "moderate", "marginal"]
+_DEFAULTS = DiscoverySettings()
+#: Rows used per MI estimate. Past this the table is subsampled (uniformly, without
+#: replacement, after R_perf is computed on every row): the estimand is unchanged, the
+#: estimator's standard error at 10k rows is ~0.005 nats, below τ_low.
+MI_MAX_ROWS = 10_000
+
+
+class FeatureReport(BaseModel):
+    """What discovery found about one feature. MI values are in nats; None = not measurable."""
+
+    name: str
+    kind: Literal["categorical", "continuous"]
+    applies_to: Literal["all", "cuda"] = Field(
+        description="'cuda': not applicable to non-CUDA rows, which are excluded, never zeros")
+    rows: int = Field(description="rows with a value, among those analysed")
+    mi: float | None = Field(description="I(S_i; R_perf) as configured (within task by default)")
+    mi_pooled: float | None = Field(description="I(S_i; log speedup pooled over tasks)")
+    mi_controlled: float | None = Field(
+        default=None, description="I(S_i; R_perf residualized on the controls within task)")
+    tier: Tier
+    tier_controlled: Tier | None = None
+    stability: float = Field(description="fraction of resamples in which F* kept it")
+    selected: bool = Field(description="in F*")
+    confounded: bool = False
+    reason: str = Field(default="", description="why it is in F* or not")
+
+
+class DiscoveryCounts(BaseModel):
+    """How many rows went in and why some were left out."""
+
+    rows_in: int
+    rows_used: int
+    dropped: dict[str, int] = Field(default_factory=dict)
+    tasks: int
+    languages: dict[str, int] = Field(default_factory=dict)
+    non_cuda_rows: int = 0
+
+
+class DiscoveryRun(BaseModel):
+    """The settings a discovery ran with (so a saved result says how it was made)."""
+
+    target: str
+    normalize_within_task: bool
+    correct_only: bool
+    tau_high: float
+    tau_low: float
+    bootstrap: int
+    resample: str = "subsamples of half the rows (at most mi_rows), without replacement"
+    controls_requested: list[str] = Field(default_factory=list)
+    controls_used: list[str] = Field(default_factory=list)
+    controls_missing: list[str] = Field(default_factory=list)
+    length_source: str | None = None
+    mi_rows: int
+    noise_floor: dict[str, float] = Field(
+        default_factory=dict, description="95th percentile of MI against a permuted target, "
+        "per target; a feature must exceed max(tau_low, floor) to enter F*")
+    estimator: str = "sklearn mutual_info_regression (Kraskov kNN, k=3; discrete mask)"
+    seed: int
+
+
+class Discovery(BaseModel):
+    """One round's discovery: every feature's association, tier and stability, and F*."""
+
+    round: int | None = None
+    features: list[FeatureReport]
+    f_star: list[str] = Field(description="the minimal non-redundant set, strongest first")
+    settings: DiscoveryRun
+    counts: DiscoveryCounts
+
+    def feature(self, name: str) -> FeatureReport:
+        """The report of feature ``name``."""
+        for f in self.features:
+            if f.name == name:
+                return f
+        raise KeyError(f"no feature {name!r} in this discovery")
+
+
+def tier_of(mi: float | None, tau_high: float, tau_low: float) -> Tier:
+    """critical ``I > τ_high``, moderate ``τ_low < I ≤ τ_high``, marginal otherwise."""
+    if mi is not None and mi > tau_high:
+        return "critical"
+    if mi is not None and mi > tau_low:
+        return "moderate"
+    return "marginal"
+
+
+def _prepare(table: pd.DataFrame, target: str, correct_only: bool
+             ) -> tuple[pd.DataFrame, np.ndarray, dict[str, int]]:
+    if "task_id" not in table.columns:
+        raise ValueError("feature table has no 'task_id' column (R_perf is normalized per task)")
+    dropped: dict[str, int] = {}
+    frame = table
+    if correct_only and "correct" in frame.columns:
+        ok = frame["correct"].fillna(False).astype(bool).to_numpy()
+        dropped["incorrect"] = int((~ok).sum())
+        frame = frame[ok]
+    raw = T.reward(frame, target)
+    bad = np.isnan(raw)
+    dropped[f"no valid {target}"] = int(bad.sum())
+    return frame[~bad].reset_index(drop=True), raw[~bad], dropped
+
+
+Control = tuple[str, Literal["cat", "num"], np.ndarray]
+
+
+def _controls(frame: pd.DataFrame, controls: tuple[str, ...], length_control: bool
+              ) -> tuple[list[Control], list[str], str | None]:
+    """Resolve the controls to arrays: (name, kind, values); missing ones; the length source."""
+    specs: list[Control] = []
+    missing: list[str] = []
+    names = list(dict.fromkeys(controls))
+    source = None
+    if length_control and T.LENGTH_CONTROL not in names:
+        names.append(T.LENGTH_CONTROL)
+    for name in names:
+        if name == T.LENGTH_CONTROL:
+            source, length = T.code_length(frame)
+            if length is None:
+                missing.append(name)
+                continue
+            # Length effects are multiplicative, like speedups: control on log length.
+            specs.append((name, "num", np.log1p(length)))
+        elif name not in frame.columns:
+            raise ValueError(f"control column {name!r} is not in the table")
+        elif T.is_categorical(frame[name]) or frame[name].nunique() <= 20:
+            specs.append((name, "cat", T.group_codes(frame, [name])))
+        else:
+            specs.append((name, "num",
+                          pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=float)))
+    return specs, missing, source
+
+
+def _attribute(columns: list[Column], mi: dict[str, dict[str, float | None]],
+               bar: dict[str, float], targets: dict[str, dict[str, np.ndarray]],
+               tasks: np.ndarray, *, controls: list[Control], rows: np.ndarray, seed: int,
+               within: bool) -> dict[str, str]:
+    """Features whose significant signal vanishes under the controls, and which control(s) do it.
+
+    A feature is confounded when its MI clears ``max(τ_low, noise floor)`` but its MI given
+    the controls does not. With several controls, each is also tried alone so the reason names
+    the ones that explain the signal by themselves ("jointly" when none does alone).
+    """
+    flagged = [c for c in columns if (mi["mi"][c.name] or 0.0) > bar["mi"]
+               and (mi["mi_controlled"][c.name] or 0.0) <= bar["mi_controlled"]]
+    names = [c[0] for c in controls]
+    if not flagged or len(controls) == 1:
+        return {c.name: ", ".join(names) for c in flagged}
+    groups = tasks if within else np.zeros_like(tasks)
+    alone: dict[str, list[str]] = {c.name: [] for c in flagged}
+    for name, kind, arr in controls:
+        y = T.residualize(targets["all"]["mi"], groups, [arr] if kind == "cat" else [],
+                          [arr] if kind == "num" else [])
+        for col, v in zip(flagged, mi_sweep(flagged, y, rows, seed=seed)):
+            if (v or 0.0) <= bar["mi_controlled"]:
+                alone[col.name].append(name)
+    return {n: ", ".join(v) if v else "jointly " + " + ".join(names) for n, v in alone.items()}
+
+
+def discover(table: pd.DataFrame, *, target: str = "speedup",
+             normalize_within_task: bool = _DEFAULTS.normalize_within_task,
+             correct_only: bool = _DEFAULTS.correct_only, tau_high: float = _DEFAULTS.tau_high,
+             tau_low: float = _DEFAULTS.tau_low, bootstrap: int = _DEFAULTS.bootstrap,
+             controls: tuple[str, ...] | list[str] = (), length_control: bool = True,
+             seed: int = _DEFAULTS.seed, mi_rows: int = MI_MAX_ROWS, n_jobs: int = 0,
+             round: int | None = None) -> Discovery:
+    """Find the structural features associated with performance, and the minimal set F*.
+
+    Args:
+        table: The feature table (see ``tools.mining.table``).
+        target: ``speedup`` (log taken), ``runtime_ms`` (minus log) or any numeric column.
+        normalize_within_task: R_perf z-scored within task (default) or pooled.
+        correct_only: Drop incorrect programs (a wrong program's speed means nothing).
+        tau_high: Critical threshold in nats.
+        tau_low: Marginal threshold in nats; also the redundancy threshold.
+        bootstrap: Number of resamples for stability (0 = none).
+        controls: Columns to control for (e.g. ``policy``); their effect is removed from
+            R_perf within task before the controlled MI.
+        length_control: Add code length (a length column, or the ``program`` text) as a
+            control when the table has it.
+        seed: Seeds subsampling, resampling and the estimator.
+        mi_rows: Rows per MI estimate (subsampled past this).
+        n_jobs: Threads for the MI estimates (0 = one per core).
+        round: The round this table comes from (default: max of its ``round`` column).
+
+    Returns:
+        Per-feature MI (within task, pooled, controlled), tiers, stability, confounding, F*.
+
+    Raises:
+        ValueError: No task column, no feature columns, a missing target or control, bad
+            thresholds, or too few usable rows.
+    """
+    if not 0 <= tau_low < tau_high:
+        raise ValueError(f"need 0 <= tau_low < tau_high, got tau_low={tau_low}, "
+                         f"tau_high={tau_high}")
+    if bootstrap < 0 or mi_rows < 50:
+        raise ValueError(f"bootstrap must be >= 0 and mi_rows >= 50 (got {bootstrap}, {mi_rows})")
+    names = [c for c in T.feature_columns(table) if c not in controls]
+    if not names:
+        raise ValueError("feature table has no feature columns (names containing a dot)")
+    frame, raw, dropped = _prepare(table, target, correct_only)
+    if round is None and "round" in table.columns and table["round"].notna().any():
+        round = int(pd.to_numeric(table["round"]).max())
+    specs, missing, length_source = _controls(frame, tuple(controls), length_control)
+    used = [c[0] for c in specs]
+    cat = [c[2] for c in specs if c[1] == "cat"]
+    num = [c[2] for c in specs if c[1] == "num"]
+    if length_source in names:
+        names.remove(length_source)  # a control is not also a candidate feature
+    tasks = T.group_codes(frame, ["task_id"])
+    cuda = T.cuda_mask(frame)
+    ones = np.zeros(len(frame), dtype=np.int64)
+    # R_perf per slice: CUDA features are compared only among CUDA programs of a task.
+    targets: dict[str, dict[str, np.ndarray]] = {}
+    for sl, mask in (("all", np.ones(len(frame), dtype=bool)), ("cuda", cuda)):
+        r = np.where(mask, raw, np.nan)
+        within, pooled = T.zscore_within(r, tasks), T.zscore_within(r, ones)
+        primary = within if normalize_within_task else pooled
+        targets[sl] = {"mi": primary, "mi_pooled": pooled}
+        if used:
+            targets[sl]["mi_controlled"] = T.residualize(
+                primary, tasks if normalize_within_task else ones, cat, num)
+    # Cells (and numeric controls) the selection target was normalized in, for redundancy.
+    base = tasks if normalize_within_task else ones
+    sel_cells = T.cells_of(base, cat) if used else base
+    sel_numeric = np.column_stack(num) if used and num else None
+    usable = ~np.isnan(targets["all"]["mi"])
+    dropped["alone in its task"] = int((~usable & ~np.isnan(raw)).sum())
+    if usable.sum() < 20:
+        raise ValueError(f"only {int(usable.sum())} usable rows (correct, valid {target}, "
+                         "in a task with another program); discovery needs at least 20")
+    columns, applies = [], {}
+    for name in names:
+        values, discrete = T.encode(frame[name])
+        # The slice a feature is measured on; an all-CUDA table is one slice.
+        applies[name] = "cuda" if T.is_cuda_feature(name) and not cuda.all() else "all"
+        if applies[name] == "cuda":
+            values = np.where(cuda, values, np.nan)  # not applicable, never a zero
+        columns.append(Column(name, values, discrete))
+    rng = np.random.default_rng(seed)
+    pool = np.flatnonzero(usable)
+    sub = np.sort(rng.choice(pool, size=min(len(pool), mi_rows), replace=False))
+    key = "mi_controlled" if used else "mi"
+
+    def sweep(kind: str, rows: np.ndarray) -> dict[str, float | None]:
+        out: dict[str, float | None] = {}
+        for sl in ("all", "cuda"):
+            cols = [c for c in columns if applies[c.name] == sl]
+            if cols:
+                out.update(zip([c.name for c in cols],
+                               mi_sweep(cols, targets[sl][kind], rows, seed=seed, n_jobs=n_jobs)))
+        return out
+
+    mi = {kind: sweep(kind, sub) for kind in targets["all"]}
+    floors = {kind: noise_floor(columns, targets["all"][kind], sub, seed=seed, n_jobs=n_jobs)
+              for kind in ("mi", "mi_controlled") if kind in targets["all"]}
+    bar = {kind: max(tau_low, f) for kind, f in floors.items()}
+
+    def select(scores: dict[str, float | None], rows: np.ndarray, threshold: float
+               ) -> tuple[list[str], dict[str, tuple[str, float]]]:
+        cand = sorted((c for c in columns if (scores[c.name] or 0.0) > threshold),
+                      key=lambda c: -(scores[c.name] or 0.0))
+        kept, red = [], {}
+        for sl in ("all", "cuda"):  # redundancy is judged among features of the same slice
+            k, r = select_nonredundant([c for c in cand if applies[c.name] == sl],
+                                       targets[sl][key], rows, tau_low=tau_low,
+                                       cells=sel_cells, numeric=sel_numeric)
+            kept += k
+            red.update(r)
+        return sorted(kept, key=lambda n: -(scores[n] or 0.0)), red
+
+    f_star, redundant = select(mi[key], sub, bar[key])
+    hits = dict.fromkeys(names, 0)
+    half = min(len(pool) // 2, mi_rows)
+    half_bar = None
+    for _ in range(bootstrap):
+        rows = np.sort(rng.choice(pool, size=half, replace=False))
+        if half_bar is None:  # the noise floor is higher on smaller samples
+            half_bar = max(tau_low, noise_floor(columns, targets["all"][key], rows, seed=seed,
+                                                n_jobs=n_jobs))
+        for name in select(sweep(key, rows), rows, half_bar)[0]:
+            hits[name] += 1
+    vanished = _attribute(columns, mi, bar, targets, tasks, controls=specs, rows=sub,
+                          seed=seed, within=normalize_within_task) if used else {}
+    features = []
+    for col in columns:
+        n = col.name
+        m, mc = mi["mi"][n], mi.get("mi_controlled", {}).get(n)
+        tier = tier_of(m, tau_high, tau_low)
+        confounded = n in vanished
+        score = mi[key][n] or 0.0
+        if m is None:
+            reason = "not measurable: fewer than 20 rows with a value"
+        elif n in f_star:
+            reason = "in F*"
+        elif confounded:
+            reason = (f"confounded: I={m:.3g} nats falls to {mc or 0.0:.3g} (noise floor "
+                      f"{bar['mi_controlled']:.3g}) after controlling for {vanished[n]} "
+                      "within task")
+        elif n in redundant:
+            reason = f"redundant given {redundant[n][0]} (partial info {redundant[n][1]:.3g})"
+        elif score <= tau_low:
+            reason = f"marginal: I <= tau_low={tau_low}" if key == "mi" else \
+                f"marginal given controls: I={score:.3g} <= tau_low={tau_low}"
+        else:
+            reason = (f"not significant: I={score:.3g} is within the estimator's noise floor "
+                      f"{bar[key]:.3g} at {len(sub)} rows")
+        rows_with = int((~np.isnan(col.values[usable])).sum())
+        features.append(FeatureReport(
+            name=n, kind="categorical" if col.discrete else "continuous",
+            applies_to="cuda" if T.is_cuda_feature(n) else "all", rows=rows_with, mi=m, mi_pooled=mi["mi_pooled"][n],
+            mi_controlled=mc, tier=tier,
+            tier_controlled=tier_of(mc, tau_high, tau_low) if used else None,
+            stability=hits[n] / bootstrap if bootstrap else float(n in f_star),
+            selected=n in f_star, confounded=confounded, reason=reason))
+    features.sort(key=lambda f: -(f.mi or 0.0))
+    langs = T.language_counts(frame)
+    return Discovery(
+        round=round, features=features, f_star=f_star,
+        settings=DiscoveryRun(target=target, normalize_within_task=normalize_within_task,
+                              correct_only=correct_only, tau_high=tau_high, tau_low=tau_low,
+                              bootstrap=bootstrap, controls_requested=list(controls),
+                              controls_used=used, controls_missing=missing,
+                              length_source=length_source, mi_rows=len(sub), seed=seed,
+                              noise_floor=floors),
+        counts=DiscoveryCounts(rows_in=len(table), rows_used=int(usable.sum()), dropped=dropped,
+                               tasks=int(len(np.unique(tasks[usable]))), languages=langs,
+                               non_cuda_rows=int((~cuda).sum())))
