@@ -44,7 +44,9 @@ def compile_nvcc(nvcc: Path, source: str, arch: str, timeout_s: float) -> RawCom
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             out, _ = proc.communicate()
-            return RawCompile(ok=False, log=out.decode("utf-8", "replace"), timed_out=True)
+            return RawCompile(ok=False, timed_out=True,
+                              log=f"compile timed out after {timeout_s:g} s\n"
+                              + out.decode("utf-8", "replace"))
         log = out.decode("utf-8", "replace").replace(str(src), "program.cu")
         if proc.returncode != 0:
             return RawCompile(ok=False, log=log)

@@ -107,7 +107,7 @@ def _finish(raw: RawCompile, source: str, via: str, arch: str, version: str,
     parsed, symbols = name_stats(parse_ptxas(raw.log)) if raw.ok else ([], {})
     errors = [] if raw.ok else parse_errors(raw.log, source, via, to_original)
     if raw.timed_out:
-        errors = [CompileError(message=raw.log, origin="timeout")]
+        errors = [CompileError(message=raw.log.strip().splitlines()[0], origin="timeout")]
     elif not raw.ok and not errors:
         errors = [fallback_error(raw.log, via)]
     return CompileResult(ok=raw.ok, via=via, arch=arch, ptx=raw.ptx, stats=parsed,  # type: ignore[arg-type]

@@ -110,4 +110,7 @@ def cuda_include_dirs() -> list[Path]:
     for cand in candidates:
         if (cand / "cooperative_groups.h").is_file() and cand.resolve() not in found:
             found.append(cand.resolve())
+            # CUDA 13 moved libcu++ (cuda/std/..., used by cooperative groups) under cccl/.
+            if (cand / "cccl" / "cuda").is_dir():
+                found.append((cand / "cccl").resolve())
     return found
