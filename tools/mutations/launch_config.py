@@ -92,7 +92,7 @@ def block_size(program: str) -> MutationResult:
     """Halve and double the block size of the first launch with a constant block.
 
     Moves:
-        launch.block_threads: set
+        launch.block_size: set
 
     The block size must be a literal or a named integer constant (``#define``, ``const int``,
     a launcher variable, or the arguments of ``dim3 block(...)``). Editing the named constant

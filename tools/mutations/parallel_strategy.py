@@ -115,7 +115,7 @@ def coarsen(program: str) -> MutationResult:
     apart (so accesses stay coalesced), and the launcher's grid shrinks by 4.
 
     Moves:
-        parallel.coarsening: up
+        par.coarsening_loops: up
 
     Applies where ``to_grid_stride`` does and every launch of the kernel has a 1-D integer
     grid (a ``dim3`` grid is left alone: not applicable).

@@ -86,7 +86,7 @@ def unroll_manual(program: str) -> MutationResult:
     """Unroll a counted device loop by 4 by hand, with a remainder loop for the tail.
 
     Moves:
-        loop.manual_unroll: up
+        loop.count: up
 
     Applies to ``for (T i = a; i < b; i += c)`` loops (``<=`` too) whose body has no
     ``break``/``continue`` for this loop and does not assign ``i`` (each copy sees a

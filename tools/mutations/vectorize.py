@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from structcover.tools.mutations._tree import (find, indent_block, kernels, parse,
+from structcover.tools.mutations._tree import (find, indent_block, indent_of, kernels, parse,
                                                pointer_params, splice)
 from structcover.tools.mutations.base import Builder, MutationResult, operator
 from structcover.tools.mutations.parallel_strategy import _wrap_grid, per_element
@@ -89,3 +89,67 @@ def vectorize_elementwise(program: str) -> MutationResult:
         if edits:
             b.add(splice(src.text, edits), width=width)
     return b.done("no element-wise kernel over float arrays indexed by the thread's element")
+
+
+_TILE_LOAD = re.compile(
+    r"(?P<s>\w+)\[threadIdx\.y\]\[threadIdx\.x\]\s*=\s*\((?P<c>[^?]+)\)\s*\?\s*"
+    r"(?P<g>\w+)\[(?P<e>[^\]]*threadIdx\.x[^\]]*)\]\s*:\s*(?P<z>\(float\)\s*0|0\.0f|0\.f|0)\s*;")
+
+
+def _monotone_in_tx(cond: str) -> bool:
+    """Every ``&&`` part without threadIdx.x, or ``<sum with threadIdx.x> < bound``."""
+    for part in cond.split("&&"):
+        part = part.strip().strip("()").strip()
+        if "threadIdx.x" in part and not re.fullmatch(r"[\w\s.+]*threadIdx\.x[\w\s.+]*<\s*\w+", part):
+            return False
+    return True
+
+
+@operator("vectorize_tile_loads", family="vectorize")
+def vectorize_tile_loads(program: str) -> MutationResult:
+    """Load rows of a shared-memory tile with ``float4``: a quarter of the threads along x
+    each copy four consecutive floats, guarded by bounds and 16-byte alignment, with a scalar
+    fallback.
+
+    Moves:
+        mem.vector_loads: up
+
+    The whole tile row takes the vector path when its last element is in bounds and its
+    start is 16-byte aligned; otherwise every thread does its original scalar load.
+
+    Applies to guarded tile loads ``S[threadIdx.y][threadIdx.x] = (cond) ? g[e] : 0;`` (as
+    ``tile_smem`` writes them) where ``S`` is a ``float`` tile ``[T][T]`` with ``T % 4 == 0``,
+    ``g`` a ``float`` pointer parameter, ``e`` uses ``threadIdx.x`` and ``cond`` is monotone in
+    ``threadIdx.x`` (``... + threadIdx.x < bound``), so checking the last of the four checks all.
+    """
+    src = parse(program)
+    b = Builder("vectorize_tile_loads", program)
+    edits = []
+    for kernel in kernels(src):
+        params = pointer_params(src, kernel)
+        ktext = src.of(kernel)
+        for stmt in find(kernel, "expression_statement"):
+            m = _TILE_LOAD.fullmatch(src.of(stmt).strip())
+            if not m or params.get(m["g"], "") != "float" or not _monotone_in_tx(m["c"]):
+                continue
+            dm = re.search(r"__shared__\s+float\s+" + m["s"] + r"\s*\[(\d+)\]\s*\[(\d+)\]", ktext)
+            if not dm or int(dm.group(2)) % 4 or int(dm.group(1)) != int(dm.group(2)):
+                continue
+            tile = int(dm.group(2))
+            at = lambda text, rep: text.replace("threadIdx.x", rep)  # noqa: E731
+            base = f"&{m['g']}[{at(m['e'], '0')}]"
+            # one decision per tile row (it depends on threadIdx.y only), so a row is either
+            # all vector or all scalar; the vector index is threadIdx.x in float4 units
+            lines = [f"if (({at(m['c'], str(tile - 1))}) && (reinterpret_cast<size_t>({base}) & 15) == 0) {{",
+                     f"    if (threadIdx.x < {tile // 4}) {{  // {tile // 4} threads per tile row, one float4 each",
+                     f"        const float4 v4_ = reinterpret_cast<const float4*>({base})[threadIdx.x];"]
+            lines += [f"        {m['s']}[threadIdx.y][threadIdx.x * 4 + {j}] = v4_.{LANES[j]};"
+                      for j in range(4)]
+            lines += ["    }", "} else {  // row tail or unaligned row: scalar loads",
+                      f"    {src.of(stmt).strip()}", "}"]
+            edits.append((stmt.start_byte, stmt.end_byte,
+                          indent_block("\n".join(lines), indent_of(src, stmt)).lstrip()))
+    if not edits:
+        return b.done("no guarded float tile load S[threadIdx.y][threadIdx.x] = (c) ? g[e] : 0")
+    b.add(splice(src.text, edits))
+    return b.done()
