@@ -1,0 +1,114 @@
+"""``structcover verify``: is a candidate program equivalent to its task's reference?"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from structcover.commands._output import console, fail, print_json, print_table
+from structcover.config import load_settings
+from structcover.schema import TaskSpec, Verdict
+from structcover.tools.corpus import corpus_root, find_task, load_task
+
+
+def _resolve_reference(ref: str, task_file: Path | None) -> Path | None:
+    """A spec's ``reference`` is a path relative to its YAML file or to the corpus root."""
+    candidates = [Path(ref)]
+    if task_file is not None:
+        candidates.insert(0, task_file.parent / ref)
+    candidates.append(corpus_root() / ref)
+    return next((p for p in candidates if p.is_file()), None)
+
+
+def load_task_and_reference(task: str, reference: Path | None) -> tuple[TaskSpec, str]:
+    """Resolve ``--task`` (a YAML file or a corpus task id) and the reference's source.
+
+    Raises:
+        ValueError: The task or the reference cannot be found; the message says which.
+    """
+    path = Path(task)
+    family_ref: str | None = None
+    if path.suffix in (".yaml", ".yml") or path.is_file():
+        if not path.is_file():
+            raise ValueError(f"--task {task}: no such file")
+        spec, task_file = load_task(path), path
+    else:
+        try:
+            spec, family = find_task(task)
+        except KeyError as exc:
+            raise ValueError(f"--task {task}: not a file and not a corpus task id") from exc
+        task_file, family_ref = None, family.reference.source
+    if reference is not None:
+        if not reference.is_file():
+            raise ValueError(f"--reference {reference}: no such file")
+        return spec, reference.read_text()
+    if family_ref is not None:
+        return spec, family_ref
+    if spec.reference:
+        found = _resolve_reference(spec.reference, task_file)
+        if found is None:
+            raise ValueError(f"task {spec.task_id}: reference {spec.reference!r} not found next "
+                             "to the task file or in the corpus; pass --reference")
+        return spec, found.read_text()
+    raise ValueError(f"task {spec.task_id} names no reference; pass --reference")
+
+
+def verify(
+    candidate: Path = typer.Argument(..., help="The candidate program (.cu)."),
+    task: str = typer.Option(..., "--task", help="Task spec YAML file, or a corpus task id."),
+    reference: Path | None = typer.Option(None, "--reference",
+                                          help="Reference program (default: the task's)."),
+    backend: str | None = typer.Option(None, "--backend",
+                                       help="auto, gpu, cpu or compile-only (default: settings)."),
+    trials: int | None = typer.Option(None, "--trials", help="Seeded input sets (default 5)."),
+    seed: int | None = typer.Option(None, "--seed", help="First seed (default 42)."),
+    config: Path | None = typer.Option(None, "--config", help="Settings YAML file."),
+    as_json: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
+) -> None:
+    """Run CANDIDATE and the reference on the same seeded inputs and compare their outputs.
+
+    Exit code 0 when equivalent (or compiled, on the compile-only backend), 1 when not.
+    """
+    from structcover.tools.verify.equivalence import check_equivalence
+    from structcover.tools.verify.select import BACKENDS, get_backend
+
+    if not candidate.is_file():
+        fail(f"candidate {candidate}: no such file")
+    settings = load_settings(config).verify
+    kind = backend or settings.backend
+    if kind not in BACKENDS:
+        fail(f"--backend {kind}: choose one of {', '.join(BACKENDS)}")
+    try:
+        spec, ref_src = load_task_and_reference(task, reference)
+        runner = get_backend(kind, settings=settings)
+        verdict = check_equivalence(candidate.read_text(errors="replace"), ref_src, spec,
+                                    backend=runner, trials=trials, seed=seed, settings=settings)
+    except (ValueError, RuntimeError) as exc:
+        fail(str(exc))
+    _show(verdict, as_json)
+    if verdict.equivalent is False or (verdict.failure and verdict.failure != "reference-failed"):
+        raise typer.Exit(1)
+    if verdict.failure == "reference-failed":
+        raise typer.Exit(2)
+
+
+def _show(verdict: Verdict, as_json: bool) -> None:
+    if as_json:
+        print_json(verdict)
+        return
+    print_table(f"verify {verdict.program_id} ({verdict.task_id})", ["field", "value"], [
+        ["backend", verdict.backend], ["compiled", verdict.compiled],
+        ["equivalent", verdict.equivalent], ["failure", verdict.failure],
+        ["max abs error", verdict.max_abs_error], ["max rel error", verdict.max_rel_error],
+        ["first mismatch", verdict.first_mismatch],
+        ["median ms", verdict.timing.median_ms if verdict.timing else None],
+        ["cv", verdict.timing.cv if verdict.timing else None],
+        ["energy J", verdict.energy_j]])
+    if verdict.detail:
+        console.print(verdict.detail, markup=False, highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the verify command."""
+    app.command("verify")(verify)
