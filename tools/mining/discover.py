@@ -339,7 +339,7 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
             stability=hits[n] / bootstrap if bootstrap else float(n in f_star),
             selected=n in f_star, confounded=confounded, reason=reason))
     features.sort(key=lambda f: -(f.mi or 0.0))
-    langs = T.language_counts(frame)
+    langs = T.language_counts(table)  # of the input: how many programs each language had
     return Discovery(
         round=round, features=features, f_star=f_star,
         settings=DiscoveryRun(target=target, normalize_within_task=normalize_within_task,
@@ -350,4 +350,4 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
                               noise_floor=floors),
         counts=DiscoveryCounts(rows_in=len(table), rows_used=int(usable.sum()), dropped=dropped,
                                tasks=int(len(np.unique(tasks[usable]))), languages=langs,
-                               non_cuda_rows=int((~cuda).sum())))
+                               non_cuda_rows=int((~T.cuda_mask(table)).sum())))
