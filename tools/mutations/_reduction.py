@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import tree_sitter as ts
 
 from structcover.tools.mutations._patterns import kernel_launches
-from structcover.tools.mutations._tree import Src, block_dims, enclosing, find, splice
+from structcover.tools.mutations._tree import (Src, block_dims, enclosing, eval_int, find,
+                                               int_constants, splice)
 
 
 @dataclass
@@ -78,7 +79,9 @@ def tree_loops(src: Src) -> list[TreeLoop]:
             continue
         combine = splice(src.text[stmt.start_byte:stmt.end_byte],
                          [(a - stmt.start_byte, b - stmt.start_byte, r) for a, b, r in edits])
-        combine = re.sub(r"^\{\s*|\s*\}$", "", combine.strip())
+        if stmt.type == "compound_statement":
+            combine = combine.strip()[1:-1]
+        combine = combine.strip()
         if re.search(r"\b" + svar + r"\b", combine) or not combine.endswith(";"):
             continue
         elem = _shared_elem(src, kernel, array)
@@ -90,7 +93,8 @@ def tree_loops(src: Src) -> list[TreeLoop]:
         if len(dim) != 1 or dim[0] < 64 or dim[0] & (dim[0] - 1):
             continue
         start = _norm(m.group(2))
-        if start not in ("blockDim.x/2", "(blockDim.x/2)", "blockDim.x>>1", str(dim[0] // 2)):
+        if start not in ("blockDim.x/2", "(blockDim.x/2)", "blockDim.x>>1") and \
+                eval_int(m.group(2), int_constants(src)) != dim[0] // 2:
             continue
         out.append(TreeLoop(node, svar, tid, array, elem, combine, kernel, dim[0]))
     return out

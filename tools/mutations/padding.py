@@ -34,12 +34,15 @@ def pad_shared(program: str) -> MutationResult:
 
     Indexing is unchanged (``a[r][c]`` keeps its meaning), so results are identical; the
     extra column shifts each row by one bank, which removes column-access conflicts. Does not
-    apply when there is no static 2-D shared array or all are already padded (``+ 1``).
+    apply when there is no static 2-D shared array or one is already padded (``+ 1``).
     """
     src = parse(program)
     b = Builder("pad_shared", program)
     edits = []
-    for arr in _shared_2d(src):
+    arrays = _shared_2d(src)
+    if any(re.search(r"\+\s*1\s*$", src.of(a.child_by_field_name("size"))) for a in arrays):
+        return b.done("a 2-D __shared__ array is already padded")
+    for arr in arrays:
         size = arr.child_by_field_name("size")
         if not re.search(r"\+\s*1\s*$", src.of(size)):
             edits.append((size.start_byte, size.end_byte, f"{src.of(size)} + 1"))

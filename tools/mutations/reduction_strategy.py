@@ -110,7 +110,7 @@ def shuffle_to_tree(program: str) -> MutationResult:
         if len(stmts) != 1:
             continue
         stmt = src.of(stmts[0])
-        calls = re.findall(r"__shfl_(?:down|xor)_sync\s*\(\s*0xffffffff\s*,\s*(\w+)\s*,\s*"
+        calls = re.findall(r"__shfl_(?:down|xor)_sync\s*\(\s*0xffffffffu?\s*,\s*(\w+)\s*,\s*"
                            + m.group(1) + r"\s*\)", stmt)
         if len(calls) != 1:
             continue
