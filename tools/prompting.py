@@ -1,0 +1,272 @@
+"""Constrained synthesis prompts: render a target bin as structural constraints, plus the
+task, the launcher signature and (on retries) the verifier's structured feedback.
+
+Prompts are files (``prompts/synthesizer_*.md``) filled with ``string.Template``; a missing
+variable raises. A gap also exports as an RL training task (verl prompt-parquet layout).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from importlib import resources
+from pathlib import Path
+from string import Template
+from typing import Any
+
+from structcover.schema import TaskSpec, Verdict
+from structcover.tools.bins import Bound
+
+_ITEM = re.compile(r"\s*([\w.]+)\s*=\s*(\[[^\]\)]*[\]\)]|\([^\]\)]*[\]\)]|[^,]+)\s*(?:,|$)")
+
+
+def parse_bin_label(label: str) -> dict[str, Bound]:
+    """Parse ``"smem.tiled=1,mem.coalesced_fraction=[0.9,1.0]"`` into per-feature bounds.
+
+    ``[a,b]`` is closed, ``[a,b)`` half-open; a bare value is a categorical level. A CVT label
+    prefix ``cell=K|`` is skipped.
+
+    Raises:
+        ValueError: The label has no ``feature=value`` items or a malformed range.
+    """
+    text = label.split("|", 1)[1] if label.startswith("cell=") and "|" in label else label
+    bounds: dict[str, Bound] = {}
+    pos = 0
+    while pos < len(text):
+        m = _ITEM.match(text, pos)
+        if not m or m.end() == pos:
+            raise ValueError(f"bin label {label!r}: cannot parse near {text[pos:]!r}")
+        name, raw = m.group(1), m.group(2).strip()
+        if raw[0] in "[(":
+            parts = raw[1:-1].split(",")
+            if len(parts) != 2:
+                raise ValueError(f"bin label {label!r}: range {raw!r} needs two ends")
+            try:
+                lo, hi = (None if p.strip() in ("", "?", "-inf", "inf") else float(p)
+                          for p in parts)
+            except ValueError as exc:
+                raise ValueError(f"bin label {label!r}: range {raw!r}: {exc}") from exc
+            bounds[name] = Bound(feature=name, low=lo, high=hi, high_closed=raw[-1] == "]")
+        else:
+            bounds[name] = Bound(feature=name, value=raw)
+        pos = m.end()
+    if not bounds:
+        raise ValueError(f"bin label {label!r}: no feature=value items")
+    return bounds
+
+
+def _is_count(name: str) -> bool:
+    try:
+        from structcover.tools.features.registry import BY_NAME
+    except ImportError:
+        return False
+    spec = BY_NAME.get(name)
+    return spec is not None and spec.kind == "count"
+
+
+def _describe(name: str) -> str:
+    try:
+        from structcover.tools.features.registry import describe
+
+        return describe(name)
+    except (ImportError, KeyError):
+        return name
+
+
+def _int_range(b: Bound) -> tuple[int | None, int | None]:
+    lo = None if b.low is None else math.ceil(b.low)
+    hi = None
+    if b.high is not None:
+        hi = math.floor(b.high)
+        if not b.high_closed and hi == b.high:
+            hi -= 1
+    return lo, hi
+
+
+def _range_text(b: Bound, count: bool) -> str:
+    if count:
+        lo, hi = _int_range(b)
+    else:
+        lo, hi = b.low, b.high
+    fmt = (lambda x: str(x)) if count else (lambda x: f"{x:g}")
+    if lo is not None and hi is not None and lo == hi:
+        return f"exactly {fmt(lo)}"
+    if lo is None or (count and lo <= 0):
+        return "none" if count and hi is not None and hi <= 0 else f"at most {fmt(hi)}"
+    if hi is None:
+        return f"at least {fmt(lo)}"
+    upper = "" if count or b.high_closed else " (exclusive)"
+    return f"between {fmt(lo)} and {fmt(hi)}{upper}"
+
+
+def _truthy(b: Bound) -> bool | None:
+    if b.value is not None:
+        return b.value.strip().lower() in ("1", "true", "yes")
+    if b.low is not None and b.low >= 0.5:
+        return True
+    if b.high is not None and b.high <= 0.5:
+        return False
+    return None
+
+
+_FLAGS = {
+    "smem.tiled": ("Stage the reused operand in shared-memory tiles: load a tile cooperatively, "
+                   "__syncthreads(), compute from shared memory, __syncthreads() before the next "
+                   "tile.", "Do not stage data in shared-memory tiles."),
+    "smem.padded": ("Pad 2-D shared arrays by one column ([T][T + 1]) against bank conflicts.",
+                    "Do not pad shared arrays."),
+    "warp.shuffle_reduction": ("Reduce within each warp with __shfl_down_sync/__shfl_xor_sync.",
+                               "Do not reduce with warp shuffles."),
+    "reduce.shared_tree": ("Combine partial results with a shared-memory tree (halving stride, "
+                           "a barrier per step).", "Do not use a shared-memory tree reduction."),
+    "reduce.atomic": ("Combine partial results with atomics (atomicAdd).",
+                      "Do not use atomics to combine results."),
+    "smem.dynamic": ("Use dynamic shared memory (extern __shared__, sized at launch).",
+                     "Use only static shared memory."),
+    "cg.used": ("Use cooperative groups.", "Do not use cooperative groups."),
+    "tc.used": ("Use tensor cores (WMMA or mma).", "Do not use tensor cores."),
+}
+
+_COUNTS = {
+    "mem.vector_loads": "global accesses through vector types (float4/float2 via reinterpret_cast)",
+    "warp.shuffles": "warp shuffles (__shfl_*_sync)",
+    "loop.grid_stride": "grid-stride loops (i += blockDim.x * gridDim.x)",
+    "loop.unroll_pragmas": "#pragma unroll directives",
+    "sync.block_barriers": "__syncthreads() barriers",
+    "sync.warp_syncs": "__syncwarp() calls",
+    "atomics.global": "atomic operations on global memory",
+    "atomics.shared": "atomic operations on shared memory",
+    "par.coarsening_loops": "thread-coarsening loops (each thread handles several elements)",
+    "kernel.count": "__global__ kernels",
+    "launch.count": "kernel launches",
+}
+
+
+def constraint_sentences(bounds: dict[str, Bound]) -> list[str]:
+    """One precise sentence per feature of the target bin."""
+    out = []
+    for name, b in bounds.items():
+        count = _is_count(name)
+        if name in _FLAGS:
+            want = _truthy(b)
+            if want is not None:
+                out.append(_FLAGS[name][0 if want else 1])
+                continue
+        if name == "mem.coalesced_fraction" and b.value is None:
+            if b.low is not None and b.low >= 0.999:
+                out.append("Make every global load and store coalesced: consecutive threadIdx.x "
+                           "must touch consecutive elements.")
+            else:
+                lo, hi = (b.low or 0.0) * 100, (1.0 if b.high is None else b.high) * 100
+                out.append(f"Make between {lo:g}% and {hi:g}% of global accesses coalesced "
+                           "(unit stride in threadIdx.x); the rest strided.")
+            continue
+        if "register" in name and b.high is not None:
+            out.append(f"Use at most {int(b.high)} registers per thread.")
+            continue
+        if name == "launch.block_size" and b.value is None:
+            out.append(f"Launch blocks of {_range_text(b, True)} threads.")
+            continue
+        what = _COUNTS.get(name)
+        if b.value is not None:
+            out.append(f"`{name}` ({_describe(name)}) must be {b.value}.")
+        elif what is not None:
+            out.append(f"Use {_range_text(b, True)} {what}.")
+        else:
+            out.append(f"`{name}` ({_describe(name)}) must be {_range_text(b, count)}.")
+    return out
+
+
+def load_template(name: str) -> Template:
+    """A prompt template shipped in ``structcover.prompts`` (``name`` without ``.md``)."""
+    path = resources.files("structcover.prompts") / f"{name}.md"
+    try:
+        return Template(path.read_text())
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(f"prompt template {name!r} not found in structcover.prompts") from exc
+
+
+def fill(name: str, **values: Any) -> str:
+    """Fill template ``name``; every ``$var`` must be given.
+
+    Raises:
+        KeyError: A template variable has no value (the message names it and the template).
+    """
+    try:
+        return load_template(name).substitute(**{k: str(v) for k, v in values.items()})
+    except KeyError as exc:
+        raise KeyError(f"prompt {name!r}: missing template variable {exc.args[0]!r}") from exc
+
+
+def _task_vars(task: TaskSpec, bounds: dict[str, Bound]) -> dict[str, str]:
+    lines = constraint_sentences(bounds)
+    return {"task_id": task.task_id, "task_description": task.description or task.task_id,
+            "signature": task.c_signature() + ";",
+            "sizes": ", ".join(f"{k}={v}" for k, v in task.sizes.items()),
+            "constraints": "\n".join(f"{i}. {s}" for i, s in enumerate(lines, 1))}
+
+
+def render_generate(task: TaskSpec, bounds: dict[str, Bound]) -> str:
+    """The first-attempt prompt for a target bin."""
+    return fill("synthesizer_generate", **_task_vars(task, bounds))
+
+
+def feedback_lines(verdict: Verdict | None, structure_misses: list[str] | None = None) -> list[str]:
+    """The verifier's structured feedback as short lines: compile errors with their lines,
+    the mismatch location and size, anti-hacking flags, features that missed the bin."""
+    out: list[str] = []
+    if verdict is not None:
+        if verdict.compiled is False:
+            errs = [ln.strip() for ln in verdict.compile_log.splitlines() if "error" in ln.lower()]
+            out += [f"compile error: {e}" for e in errs[:10]] or ["compile failed (no error lines)"]
+        if verdict.equivalent is False:
+            where = f" at index {verdict.first_mismatch}" if verdict.first_mismatch else ""
+            err = f", max abs error {verdict.max_abs_error:g}" if verdict.max_abs_error is not None else ""
+            out.append(f"wrong result ({verdict.failure or 'mismatch'}){where}{err}"
+                       + (f": {verdict.detail}" if verdict.detail else ""))
+        out += [f"rejected by anti-hacking check: {f}" for f in verdict.hacking_flags]
+    out += [f"structure missed the bin: {m}" for m in structure_misses or []]
+    return out
+
+
+def render_retry(task: TaskSpec, bounds: dict[str, Bound], previous: str,
+                 verdict: Verdict | None, structure_misses: list[str] | None = None) -> str:
+    """The retry prompt: the first prompt's content plus the failed program and feedback."""
+    fb = feedback_lines(verdict, structure_misses) or ["(no feedback recorded)"]
+    return fill("synthesizer_retry", **_task_vars(task, bounds), previous_program=previous,
+                feedback="\n".join(f"- {x}" for x in fb))
+
+
+def gap_to_rl_row(task: TaskSpec, label: str, bounds: dict[str, Bound], *, index: int = 0,
+                  split: str = "train", data_source: str = "structcover") -> dict[str, Any]:
+    """One RL training task for a gap, in the verl prompt-parquet layout: the reward function
+    gets the task spec and the target bin through ``ground_truth``."""
+    return {
+        "data_source": data_source,
+        "prompt": [{"role": "user", "content": render_generate(task, bounds)}],
+        "ability": "cuda-kernel",
+        "reward_model": {"style": "rule", "ground_truth": json.dumps(
+            {"task_spec": task.model_dump(mode="json"), "target_bin": label,
+             "constraints": {k: v.model_dump(mode="json") for k, v in bounds.items()}})},
+        "extra_info": {"index": index, "split": split, "task_id": task.task_id, "bin": label},
+    }
+
+
+def export_rl_tasks(rows: list[dict[str, Any]], path: Path) -> Path:
+    """Write RL task rows as ``.parquet`` or ``.jsonl`` (by the file suffix).
+
+    Raises:
+        ValueError: The suffix is neither.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    elif path.suffix == ".parquet":
+        import pandas as pd
+
+        pd.DataFrame(rows).to_parquet(path, index=False)
+    else:
+        raise ValueError(f"{path}: expected a .parquet or .jsonl file")
+    return path
