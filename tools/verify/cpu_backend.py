@@ -1,0 +1,255 @@
+"""The ``cpu`` execution backend: run a CUDA program on the project's CPU emulator.
+
+One run = rewrite (tools/verify/rewriter.py), build and load (tools/verify/emulator.py), then
+call the launcher once per fiber schedule (forward, reverse, random by default) on fresh copies
+of the inputs. Each tensor lives in its own buffer with canary-filled redzones on both sides,
+so a write past either end is a ``crash`` naming the buffer. Outputs that differ between
+schedules beyond the task's tolerance are a ``race``.
+
+Timeouts: the runtime's watchdog stops kernels past the deadline (it preempts fibers stuck in
+loops without barriers by a signal). Host code that loops forever is not covered in-process:
+the sandbox's child-process kill handles that case.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from structcover.config import VerifySettings
+from structcover.schema import DTYPES, ScalarArg, TaskSpec, TensorArg, eval_size_expr
+from structcover.tools.verify.backend import RunResult
+from structcover.tools.verify.emulator import BuildError, EmulatorLibrary, build_library, compiler, first_error
+from structcover.tools.verify.rewriter import rewrite
+
+DEFAULT_SCHEDULES = ("forward", "reverse", "random:1")
+REDZONE = 4096
+CANARY = 0xCB
+_ALIGN = 256
+_SCALAR_CTYPES = {"int": ctypes.c_int, "long long": ctypes.c_longlong,
+                  "unsigned int": ctypes.c_uint, "float": ctypes.c_float, "double": ctypes.c_double}
+# Signal handlers and the runtime's global state are per process: one emulated run at a time.
+_RUN_LOCK = threading.Lock()
+
+
+@dataclass
+class GuardedBuffer:
+    """A tensor in the middle of a canary-filled allocation (256-byte aligned, like cudaMalloc)."""
+
+    name: str
+    raw: np.ndarray
+    start: int
+    nbytes: int
+    view: np.ndarray
+
+    @classmethod
+    def of(cls, name: str, array: np.ndarray) -> GuardedBuffer:
+        """Copy ``array`` into a fresh guarded buffer."""
+        nbytes = array.nbytes
+        raw = np.full(nbytes + 2 * REDZONE + _ALIGN, CANARY, dtype=np.uint8)
+        base = raw.ctypes.data
+        start = ((base + REDZONE + _ALIGN - 1) // _ALIGN) * _ALIGN - base
+        view = raw[start:start + nbytes].view(array.dtype).reshape(array.shape)
+        view[...] = array
+        return cls(name, raw, start, nbytes, view)
+
+    @property
+    def pointer(self) -> int:
+        """Address of the first element."""
+        return self.raw.ctypes.data + self.start
+
+    def overrun(self) -> str | None:
+        """A description of the first corrupted canary byte, or None when intact."""
+        before = np.flatnonzero(self.raw[:self.start] != CANARY)
+        if before.size:
+            return (f"out-of-bounds write before buffer `{self.name}` "
+                    f"({self.start - int(before[0])} bytes before its start)")
+        after = np.flatnonzero(self.raw[self.start + self.nbytes:] != CANARY)
+        if after.size:
+            return f"out-of-bounds write past the end of buffer `{self.name}` (byte +{int(after[0])})"
+        return None
+
+
+class CpuEmulatorBackend:
+    """Runs programs on the CPU emulator (``name = "cpu"``)."""
+
+    name = "cpu"
+
+    def __init__(self, settings: VerifySettings | None = None, *,
+                 schedules: tuple[str, ...] | list[str] = DEFAULT_SCHEDULES, workers: int = 0):
+        """Args:
+            settings: Verification settings (cache folder); defaults when None.
+            schedules: Fiber schedules to run and compare: ``forward``, ``reverse``,
+                ``random:SEED``. The first one's outputs are returned.
+            workers: Worker threads for blocks; 0 = one per core.
+        """
+        self.settings = settings or VerifySettings()
+        self.schedules = tuple(schedules) or DEFAULT_SCHEDULES
+        self.workers = workers
+        #: Wall seconds inside kernel launches in the last run's first schedule.
+        self.last_kernel_seconds = 0.0
+
+    def available(self) -> tuple[bool, str]:
+        """The emulator needs a C++ compiler on an x86-64 or aarch64 machine."""
+        import platform
+
+        if platform.machine().lower() not in ("x86_64", "amd64", "aarch64", "arm64"):
+            return False, f"no fiber context switch for {platform.machine()}"
+        try:
+            return True, f"C++ compiler {compiler()}"
+        except BuildError as exc:
+            return False, str(exc)
+
+    def run(self, source: str, spec: TaskSpec, inputs: dict[str, np.ndarray], *,
+            sizes: dict[str, int] | None = None, timeout_s: float = 60.0) -> RunResult:
+        """Run ``source``'s launcher on ``inputs`` under every schedule (see module doc).
+
+        Raises:
+            ValueError: ``inputs`` lacks a tensor argument or one has the wrong shape/dtype.
+        """
+        sizes = {**spec.sizes, **(sizes or {})}
+        arrays = _check_inputs(spec, inputs, sizes)
+        deadline = time.monotonic() + timeout_s
+        rewritten = rewrite(source, filename=f"{spec.task_id or 'program'}.cu")
+        if rewritten.unsupported:
+            return self._result("unsupported", detail="unsupported: " + "; ".join(rewritten.unsupported))
+        try:
+            build = build_library(rewritten.source, Path(self.settings.cache_dir),
+                                  timeout_s=max(30.0, timeout_s))
+        except BuildError as exc:
+            return self._result("compile-error", detail=f"{first_error(exc.log)}\n{exc.log}")
+        lib = EmulatorLibrary(build.path)
+        try:
+            launcher = lib.launcher(spec.launcher, _argtypes(spec))
+        except AttributeError:
+            return self._result("compile-error", detail=f"no extern \"C\" launcher `{spec.launcher}`")
+        scalars = _scalar_values(spec, sizes)
+        runs: list[tuple[str, dict[str, np.ndarray], dict[str, np.ndarray]]] = []
+        for schedule in self.schedules:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return self._result("timeout", detail=f"time limit of {timeout_s:.1f} s spent before "
+                                                       f"schedule {schedule}")
+            outcome = self._run_once(lib, launcher, spec, arrays, scalars, schedule, remaining)
+            if isinstance(outcome, RunResult):
+                return outcome
+            runs.append((schedule, *outcome))
+        race = _compare_schedules(spec, runs)
+        _, outputs, after = runs[0]
+        if race:
+            return self._result("race", outputs=outputs, inputs_after=after, detail=race)
+        return self._result("ok", outputs=outputs, inputs_after=after,
+                            detail=f"schedules: {', '.join(self.schedules)}")
+
+    def _result(self, status: str, **kw) -> RunResult:
+        return RunResult(status=status, backend=self.name, **kw)  # type: ignore[arg-type]
+
+    def _run_once(self, lib: EmulatorLibrary, launcher, spec: TaskSpec, arrays: dict[str, np.ndarray],
+                  scalars: dict[str, object], schedule: str, remaining: float):
+        bufs = {name: GuardedBuffer.of(name, arr) for name, arr in arrays.items()}
+        args = [ctypes.c_void_p(bufs[a.name].pointer) if isinstance(a, TensorArg) else scalars[a.name]
+                for a in spec.args]
+        with _RUN_LOCK:
+            lib.configure(schedule, self.workers, remaining)
+            rc = launcher(*args, None)
+            status, detail = lib.status()
+            if schedule == self.schedules[0]:
+                self.last_kernel_seconds = lib.kernel_seconds()
+        where = f" (schedule {schedule})"
+        if status != "ok":
+            return self._result(status, detail=detail + where)  # type: ignore[arg-type]
+        for buf in bufs.values():
+            problem = buf.overrun()
+            if problem:
+                return self._result("crash", detail=problem + where)
+        if rc != 0:
+            return self._result("launch-error", detail=f"launcher returned CUDA error {rc}{where}")
+        outputs = {a.name: bufs[a.name].view.copy() for a in spec.tensors if a.role != "input"}
+        after = {a.name: bufs[a.name].view.copy() for a in spec.tensors if a.role != "output"}
+        return outputs, after
+
+
+def _check_inputs(spec: TaskSpec, inputs: dict[str, np.ndarray], sizes: dict[str, int]) -> dict[str, np.ndarray]:
+    arrays = {}
+    for arg in spec.tensors:
+        if arg.name not in inputs:
+            raise ValueError(f"inputs: missing array for tensor argument `{arg.name}`")
+        arr = np.ascontiguousarray(inputs[arg.name])
+        shape = spec.shape_of(arg.name, sizes)
+        want = np.dtype(DTYPES[arg.dtype])
+        if arr.dtype != want:
+            raise ValueError(f"inputs: `{arg.name}` has dtype {arr.dtype}, task says {want}")
+        if arr.size != int(np.prod(shape, dtype=np.int64)):
+            raise ValueError(f"inputs: `{arg.name}` has shape {arr.shape}, task says {shape}")
+        arrays[arg.name] = arr.reshape(shape)
+    return arrays
+
+
+def _argtypes(spec: TaskSpec) -> list:
+    types = [ctypes.c_void_p if isinstance(a, TensorArg) else _SCALAR_CTYPES[a.ctype] for a in spec.args]
+    return [*types, ctypes.c_void_p]
+
+
+def _scalar_values(spec: TaskSpec, sizes: dict[str, int]) -> dict[str, object]:
+    values: dict[str, object] = {}
+    for arg in spec.args:
+        if isinstance(arg, ScalarArg):
+            ctype = _SCALAR_CTYPES[arg.ctype]
+            if arg.ctype in ("float", "double"):
+                raw = arg.value
+                value = float(raw) if not isinstance(raw, str) or raw not in sizes else float(sizes[raw])
+                values[arg.name] = ctype(value)
+            else:
+                values[arg.name] = ctype(eval_size_expr(arg.value, sizes))
+    return values
+
+
+def _compare_schedules(spec: TaskSpec, runs: list[tuple[str, dict, dict]]) -> str:
+    """Describe the first output that differs between schedules beyond tolerance, or ''."""
+    base_name, base, _ = runs[0]
+    dtypes = {a.name: a.dtype for a in spec.tensors}
+    for name, outputs, _ in runs[1:]:
+        for key, ref in base.items():
+            other = outputs[key]
+            dtype = dtypes[key]
+            if dtype in ("float32", "float64", "float16"):
+                atol, rtol = spec.tolerance(dtype)
+                a, b = ref.astype(np.float64), other.astype(np.float64)
+                bad = ~np.isclose(a, b, atol=atol, rtol=rtol, equal_nan=True)
+            else:
+                bad = ref != other
+            if bad.any():
+                idx = np.unravel_index(int(np.flatnonzero(bad)[0]), ref.shape)
+                return (f"output `{key}` differs between schedules {base_name} and {name} at "
+                        f"{list(map(int, idx))}: {ref[idx]!r} vs {other[idx]!r} ({int(bad.sum())} "
+                        "elements): a data race or a read of shared memory no thread wrote")
+    return ""
+
+
+def run_program(source: str, spec: TaskSpec, inputs: dict[str, np.ndarray], *,
+                sizes: dict[str, int] | None = None, timeout_s: float = 60.0,
+                schedules: list[str] | None = None, workers: int = 0,
+                cache_dir: str | None = None) -> RunResult:
+    """Plain-function entry for a sandbox child: run ``source`` on the CPU emulator.
+
+    Args:
+        source: The program.
+        spec: Its task.
+        inputs: One array per tensor argument (outputs pre-filled).
+        sizes: Size overrides.
+        timeout_s: Wall-clock limit for all schedules together.
+        schedules: Fiber schedules (default forward, reverse, random:1).
+        workers: Worker threads (0 = one per core).
+        cache_dir: Build cache folder (VerifySettings' default when None).
+
+    Returns:
+        The run's result (``backend = "cpu"``).
+    """
+    settings = VerifySettings(cache_dir=Path(cache_dir)) if cache_dir else VerifySettings()
+    backend = CpuEmulatorBackend(settings, schedules=tuple(schedules or DEFAULT_SCHEDULES), workers=workers)
+    return backend.run(source, spec, inputs, sizes=sizes, timeout_s=timeout_s)

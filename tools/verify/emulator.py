@@ -1,0 +1,227 @@
+"""Build rewritten programs into shared libraries with the emulator runtime and load them.
+
+Compiling costs about a second, so every library is cached on disk under
+``VerifySettings.cache_dir`` by the hash of (rewritten source, runtime files, compiler, flags).
+Writes go to a temporary file in the cache folder and are renamed into place, so concurrent
+builders of the same program never see a half-written file (the loser's work is discarded).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+RUNTIME_DIR = Path(__file__).parent / "runtime"
+#: No FMA contraction (the GPU contracts; tolerances absorb the difference, but the emulator
+#: should not add its own), and no strict aliasing: CUDA code reinterpret_casts to float4.
+CXXFLAGS = ["-std=c++17", "-O2", "-fPIC", "-ffp-contract=off", "-fno-strict-aliasing",
+            "-fno-math-errno", "-pthread"]
+
+#: Status codes of sc_status() in runtime/sc_emu.cpp.
+STATUS_NAMES = {0: "ok", 1: "deadlock", 2: "crash", 3: "timeout", 4: "unsupported"}
+#: Schedule kinds of sc_configure().
+SCHEDULE_KINDS = {"forward": 0, "reverse": 1, "random": 2}
+
+_build_lock = threading.Lock()
+
+
+class BuildError(Exception):
+    """The program did not compile; ``log`` holds the compiler's message."""
+
+    def __init__(self, log: str):
+        super().__init__(log)
+        self.log = log
+
+
+def compiler() -> str:
+    """The C++ compiler to use: ``$CXX``, else g++, else clang++.
+
+    Raises:
+        BuildError: No C++ compiler on the PATH.
+    """
+    for cand in (os.environ.get("CXX"), "g++", "clang++"):
+        if cand and shutil.which(cand):
+            return cand
+    raise BuildError("no C++ compiler found (set CXX or install g++)")
+
+
+@lru_cache(maxsize=4)
+def _compiler_id(cxx: str) -> str:
+    out = subprocess.run([cxx, "--version"], capture_output=True, text=True, check=False)
+    return out.stdout.splitlines()[0] if out.stdout else cxx
+
+
+def runtime_hash(cxx: str | None = None) -> str:
+    """Hash of the runtime sources, compiler and flags: part of every cache key."""
+    cxx = cxx or compiler()
+    h = hashlib.sha256()
+    for path in sorted(RUNTIME_DIR.iterdir()):
+        if path.is_file():
+            h.update(path.name.encode())
+            h.update(path.read_bytes())
+    h.update(_compiler_id(cxx).encode())
+    h.update(" ".join(CXXFLAGS).encode())
+    return h.hexdigest()[:16]
+
+
+def _compile(cmd: list[str], timeout_s: float) -> None:
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise BuildError(f"compiler timed out after {timeout_s:.0f} s") from exc
+    if proc.returncode != 0:
+        raise BuildError(proc.stderr or proc.stdout or f"compiler exited with {proc.returncode}")
+
+
+def _atomic_build(final: Path, build) -> Path:
+    """Run ``build(tmp_path)`` and rename its output to ``final`` unless someone beat us."""
+    if final.exists():
+        return final
+    final.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=final.stem + ".", suffix=final.suffix + ".tmp", dir=final.parent)
+    os.close(fd)
+    try:
+        build(Path(tmp))
+        os.replace(tmp, final)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return final
+
+
+def runtime_object(cache_dir: Path, timeout_s: float = 300.0) -> Path:
+    """The compiled runtime (sc_emu.cpp), built once per runtime hash."""
+    cxx = compiler()
+    final = Path(cache_dir) / f"sc_runtime-{runtime_hash(cxx)}.o"
+    return _atomic_build(final, lambda out: _compile(
+        [cxx, *CXXFLAGS, "-I", str(RUNTIME_DIR), "-c", str(RUNTIME_DIR / "sc_emu.cpp"), "-o", str(out)],
+        timeout_s))
+
+
+@dataclass(frozen=True)
+class Build:
+    """A built program library."""
+
+    path: Path
+    cached: bool
+
+
+def _clean_log(log: str, src_path: str) -> str:
+    log = log.replace(src_path, "program.cpp")
+    lines = [ln for ln in log.splitlines() if ln.strip()]
+    return "\n".join(lines[:60])
+
+
+def build_library(cpp_source: str, cache_dir: Path, timeout_s: float = 300.0) -> Build:
+    """Compile rewritten C++ (from rewriter.rewrite) plus the runtime into a shared library.
+
+    Args:
+        cpp_source: The rewritten program text.
+        cache_dir: Cache folder (VerifySettings.cache_dir).
+        timeout_s: Compiler time limit.
+
+    Returns:
+        Where the library is, and whether it came from the cache.
+
+    Raises:
+        BuildError: The program does not compile; the log keeps the original line numbers.
+    """
+    cxx = compiler()
+    cache_dir = Path(cache_dir)
+    key = hashlib.sha256((runtime_hash(cxx) + "\0" + cpp_source).encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    final = cache_dir / f"prog-{key}.so"
+    if final.exists():
+        return Build(final, True)
+    rt = runtime_object(cache_dir, timeout_s)
+
+    def build(out: Path) -> None:
+        with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
+            src = Path(tmp) / "program.cpp"
+            src.write_text(cpp_source, encoding="utf-8", errors="surrogatepass")
+            try:
+                _compile([cxx, *CXXFLAGS, "-shared", "-I", str(RUNTIME_DIR), "-o", str(out), str(src),
+                          str(rt)], timeout_s)
+            except BuildError as exc:
+                raise BuildError(_clean_log(exc.log, str(src))) from None
+
+    return Build(_atomic_build(final, build), False)
+
+
+_ERR_LINE = re.compile(r"^(?P<file>[^:\s]+):(?P<line>\d+):(?:\d+:)?\s*(?:fatal )?error:\s*(?P<msg>.*)$", re.M)
+
+
+def first_error(log: str) -> str:
+    """The first ``file:line: error: ...`` line of a compiler log (or its first line)."""
+    m = _ERR_LINE.search(log)
+    if m:
+        return f"{m.group('file')}:{m.group('line')}: {m.group('msg')}"
+    return log.strip().splitlines()[0] if log.strip() else ""
+
+
+class EmulatorLibrary:
+    """A loaded program library: its launcher plus the runtime's control and status API."""
+
+    _loaded: dict[Path, ctypes.CDLL] = {}
+
+    def __init__(self, path: Path):
+        path = Path(path)
+        with _build_lock:
+            lib = self._loaded.get(path)
+            if lib is None:
+                lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_LOCAL)
+                lib.sc_configure.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_ulonglong, ctypes.c_double]
+                lib.sc_configure.restype = None
+                lib.sc_reset.restype = None
+                lib.sc_status.restype = ctypes.c_int
+                lib.sc_detail.restype = ctypes.c_char_p
+                lib.sc_kernel_seconds.restype = ctypes.c_double
+                lib.sc_launch_count.restype = ctypes.c_long
+                self._loaded[path] = lib
+        self.lib = lib
+        self.path = path
+
+    def configure(self, schedule: str, workers: int, timeout_s: float) -> None:
+        """Set the fiber schedule (``forward``, ``reverse``, ``random:SEED``), workers, deadline.
+
+        Raises:
+            ValueError: Unknown schedule name.
+        """
+        kind, _, seed = schedule.partition(":")
+        if kind not in SCHEDULE_KINDS:
+            raise ValueError(f"schedule {schedule!r}: expected forward, reverse or random:SEED")
+        self.lib.sc_reset()
+        self.lib.sc_configure(workers, SCHEDULE_KINDS[kind], int(seed or 1), float(timeout_s))
+
+    def status(self) -> tuple[str, str]:
+        """(status name, detail) of the last run."""
+        code = self.lib.sc_status()
+        detail = (self.lib.sc_detail() or b"").decode("utf-8", "replace")
+        return STATUS_NAMES.get(code, "crash"), detail
+
+    def kernel_seconds(self) -> float:
+        """Wall time spent inside kernel launches since the last configure()."""
+        return float(self.lib.sc_kernel_seconds())
+
+    def launches(self) -> int:
+        """Kernel launches since the last configure()."""
+        return int(self.lib.sc_launch_count())
+
+    def launcher(self, name: str, argtypes: list) -> ctypes._CFuncPtr:
+        """The program's ``extern "C"`` launcher with the given ctypes argument types.
+
+        Raises:
+            AttributeError: The library has no such symbol.
+        """
+        fn = getattr(self.lib, name)
+        fn.argtypes = argtypes
+        fn.restype = ctypes.c_int
+        return fn

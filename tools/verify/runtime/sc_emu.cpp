@@ -1,0 +1,820 @@
+// STRUCT-COVER CUDA emulator runtime: fibers, block scheduler, barriers, warp collectives,
+// shared-memory arena, launch, watchdog and the C status API read by tools/verify/emulator.py.
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "sc_emu.hpp"
+#include "sc_switch.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace sc {
+namespace {
+
+enum State { kRunnable = 0, kAtBarrier, kAtWarp, kExited };
+enum Status { kOk = 0, kDeadlock = 1, kCrash = 2, kTimeout = 3, kUnsupported = 4 };
+enum Schedule { kForward = 0, kReverse = 1, kRandom = 2 };
+
+constexpr size_t kGuard = 4096;
+constexpr size_t kMaxStaticShared = 48 * 1024;
+constexpr size_t kMaxDynShared = 227 * 1024;
+constexpr int kMaxSites = 1024;
+
+struct WarpGroup {
+  bool active;
+  int kind, width, line;
+  unsigned mask, need, arrived;
+  unsigned long long vals[32];
+  int args[32];
+};
+
+struct Warp {
+  unsigned exist, exited;
+  unsigned pending;  // lanes named by an active group (fast path for exits)
+  WarpGroup groups[32];
+};
+
+// A worker thread's state; it *is* the Block its fibers point to.
+struct Worker : Block {
+  char* stacks = nullptr;  // kStackSize-aligned regions, guard page at the bottom of each
+  size_t stack_cap = 0;
+  void* map_base = nullptr;
+  size_t map_len = 0;
+  std::vector<Fiber> fibers;
+  std::vector<Warp> warps;
+  std::vector<int> order;
+  std::vector<long> site_off;
+  std::vector<char> arena_store;
+  size_t static_used = 0, static_hw = 0;
+  void* sched_sp = nullptr;
+  void* dead_sp = nullptr;
+  volatile int in_fiber = 0;
+  bool serial = false;     // block runs its threads one after another on one fiber
+  size_t nthreads = 0;
+  int live = 0, arrived = 0;
+  unsigned long long rng = 1;
+  pthread_t thread{};
+  char* altstack = nullptr;
+};
+
+struct Event { std::chrono::steady_clock::time_point t; };
+
+struct Global {
+  std::mutex mu;
+  int status = kOk;
+  std::string detail;
+  int sticky = cudaSuccess;
+  int last_err = cudaSuccess;
+  std::atomic<int> abort{0};
+  int nworkers = 0;
+  int schedule = kForward;
+  unsigned long long seed = 1;
+  double timeout_s = 60.0;
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
+  std::vector<Worker*> workers;
+  std::set<void*> allocations;
+  double kernel_seconds = 0.0;
+  long launches = 0;
+  // The launch in progress.
+  dim3 grid, block;
+  size_t dyn = 0;
+  ThreadFn fn = nullptr;
+  void* ctx = nullptr;
+  std::vector<unsigned> block_order;
+  std::atomic<size_t> next{0};
+  unsigned char poison = 0xFF;
+  bool serial = false;
+};
+
+Global& G() {
+  static Global* g = new Global();  // never destroyed: worker threads may outlive exit paths
+  return *g;
+}
+std::atomic<int> g_sites{0};
+thread_local Worker* tls_worker = nullptr;
+
+unsigned long long xorshift(unsigned long long& s) {
+  s ^= s << 13;
+  s ^= s >> 7;
+  s ^= s << 17;
+  return s;
+}
+
+Worker* worker_of(Fiber* f) { return static_cast<Worker*>(f->blk); }
+
+std::string fmt3(uint3 v) {
+  return "(" + std::to_string(v.x) + "," + std::to_string(v.y) + "," + std::to_string(v.z) + ")";
+}
+
+// Records the first failure of the run; later ones are consequences.
+void record(int code, const std::string& msg) {
+  Global& g = G();
+  std::lock_guard<std::mutex> lock(g.mu);
+  if (g.status == kOk) {
+    g.status = code;
+    g.detail = msg;
+  }
+  int expected = 0;
+  g.abort.compare_exchange_strong(expected, code);
+}
+
+std::string where(Fiber* f) {
+  return "block " + fmt3(f->blk->bid) + " thread " + fmt3(f->tid);
+}
+
+// Fails the run from inside a fiber: the block is abandoned (its fibers never resume).
+[[noreturn]] void fail_in_fiber(Fiber* f, int code, const std::string& msg) {
+  record(code, msg);
+  Worker* w = worker_of(f);
+  sc_switch_ctx(&f->sp, w->sched_sp);
+  __builtin_unreachable();
+}
+
+const char* op_name(int kind) {
+  static const char* names[] = {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync",
+                                "__shfl_xor_sync", "__ballot_sync", "__any_sync", "__all_sync",
+                                "__syncwarp", "__match_any_sync", "__match_all_sync"};
+  return kind >= 0 && kind < 10 ? names[kind] : "warp collective";
+}
+
+std::string hex(unsigned v) {
+  char b[16];
+  snprintf(b, sizeof b, "0x%08x", v);
+  return b;
+}
+
+void ensure_stacks(Worker* w, size_t n) {
+  if (w->stack_cap >= n) return;
+  if (w->map_base) munmap(w->map_base, w->map_len);
+  size_t len = (n + 1) * kStackSize;
+  void* base = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (base == MAP_FAILED) {
+    fprintf(stderr, "sc_emu: cannot map fiber stacks\n");
+    abort();
+  }
+  uintptr_t aligned = (reinterpret_cast<uintptr_t>(base) + kStackSize - 1) & ~(uintptr_t)(kStackSize - 1);
+  w->map_base = base;
+  w->map_len = len;
+  w->stacks = reinterpret_cast<char*>(aligned);
+  for (size_t i = 0; i < n; ++i) mprotect(w->stacks + i * kStackSize, kGuard, PROT_NONE);
+  w->stack_cap = n;
+}
+
+void release_barrier(Worker* w, Fiber* self) {
+  int count = 0, line = 0, other = 0;
+  size_t n = w->fibers.size();
+  for (size_t i = 0; i < n; ++i) {
+    Fiber& f = w->fibers[i];
+    if (f.state != kAtBarrier) continue;
+    count += f.pred;
+    if (f.wait_line) {
+      if (!line) line = f.wait_line;
+      else if (f.wait_line != line) other = f.wait_line;
+    }
+  }
+  if (other) {
+    fail_in_fiber(self, kDeadlock,
+                  "divergent __syncthreads in block " + fmt3(w->bid) + ": threads wait at line " +
+                      std::to_string(line) + " and at line " + std::to_string(other));
+  }
+  unsigned long long packed = (unsigned long long)count | ((unsigned long long)w->arrived << 32);
+  for (size_t i = 0; i < n; ++i) {
+    Fiber& f = w->fibers[i];
+    if (f.state != kAtBarrier) continue;
+    f.result = packed;
+    f.state = kRunnable;
+  }
+  w->arrived = 0;
+}
+
+void complete_group(Worker* w, Warp& wp, WarpGroup& g, unsigned warp_index) {
+  unsigned need = g.need;
+  unsigned long long res[32];
+  if (g.kind <= kShflXor) {
+    unsigned c = ((32u - (unsigned)g.width) << 8) | (g.kind == kShflUp ? 0u : 0x1fu);
+    unsigned segmask = (c >> 8) & 0x1fu, cval = c & 0x1fu;
+    for (int l = 0; l < 32; ++l) {
+      if (!((need >> l) & 1u)) continue;
+      int b = g.args[l] & 0x1f;
+      int max_lane = (int)((l & segmask) | (cval & ~segmask));
+      int min_lane = (int)(l & segmask);
+      int j = l;
+      bool ok = true;
+      switch (g.kind) {
+        case kShflIdx: j = min_lane | (b & ~(int)segmask); ok = j <= max_lane; break;
+        case kShflUp: j = l - b; ok = j >= max_lane; break;
+        case kShflDown: j = l + b; ok = j <= max_lane; break;
+        default: j = l ^ b; ok = j <= max_lane; break;
+      }
+      if (!ok || j < 0 || j > 31) j = l;
+      // Reading a lane outside the mask (or past a partial warp) is undefined on a GPU:
+      // hand back a poison pattern (NaN / -1) so a kernel that uses it cannot pass.
+      res[l] = ((need >> j) & 1u) ? g.vals[j] : ~0ull;
+    }
+  } else {
+    unsigned bits = 0;
+    for (int l = 0; l < 32; ++l)
+      if (((need >> l) & 1u) && g.vals[l]) bits |= 1u << l;
+    for (int l = 0; l < 32; ++l) {
+      if (!((need >> l) & 1u)) continue;
+      switch (g.kind) {
+        case kBallot: res[l] = bits; break;
+        case kAny: res[l] = bits != 0; break;
+        case kAll: res[l] = bits == need; break;
+        case kSyncWarp: res[l] = 0; break;
+        case kMatchAny: {
+          unsigned m = 0;
+          for (int k = 0; k < 32; ++k)
+            if (((need >> k) & 1u) && g.vals[k] == g.vals[l]) m |= 1u << k;
+          res[l] = m;
+          break;
+        }
+        default: {  // match_all
+          bool same = true;
+          for (int k = 0; k < 32; ++k)
+            if (((need >> k) & 1u) && g.vals[k] != g.vals[l]) same = false;
+          res[l] = same ? need : 0;
+        }
+      }
+    }
+  }
+  for (int l = 0; l < 32; ++l) {
+    if (!((need >> l) & 1u)) continue;
+    Fiber& f = w->fibers[warp_index * 32 + l];
+    f.result = res[l];
+    f.state = kRunnable;
+  }
+  g.active = false;
+  wp.pending &= ~need;
+}
+
+void on_exit(Fiber* f) {
+  Worker* w = worker_of(f);
+  f->state = kExited;
+  --w->live;
+  unsigned lane = f->linear & 31u;
+  Warp& wp = w->warps[f->linear >> 5];
+  wp.exited |= 1u << lane;
+  if ((wp.pending >> lane) & 1u) for (auto& g : wp.groups) {
+    if (g.active && ((g.need >> lane) & 1u) && !((g.arrived >> lane) & 1u)) {
+      fail_in_fiber(f, kDeadlock,
+                    std::string(op_name(g.kind)) + " at line " + std::to_string(g.line) + " with mask " +
+                        hex(g.mask) + " waits for lane " + std::to_string(lane) + " of warp " +
+                        std::to_string(f->linear >> 5) + " in block " + fmt3(w->bid) +
+                        ", which exited without joining it");
+    }
+  }
+  if (w->arrived > 0 && w->arrived == w->live) release_barrier(w, f);
+}
+
+[[noreturn]] void yield_dead(Fiber* f) {
+  Worker* w = worker_of(f);
+  sc_switch_ctx(&f->sp, w->sched_sp);
+  __builtin_unreachable();
+}
+
+std::string describe_deadlock(Worker* w) {
+  std::string s = "deadlock in block " + fmt3(w->bid) + ": no thread can run;";
+  int exited = 0;
+  std::vector<std::pair<std::string, int>> groups;
+  for (auto& f : w->fibers) {
+    if (f.state == kExited) { ++exited; continue; }
+    std::string key = f.state == kAtBarrier ? "__syncthreads" : (f.wait_what ? f.wait_what : "?");
+    key += " (line " + std::to_string(f.wait_line) + ")";
+    auto it = std::find_if(groups.begin(), groups.end(), [&](auto& p) { return p.first == key; });
+    if (it == groups.end()) groups.push_back({key, 1});
+    else ++it->second;
+  }
+  for (auto& p : groups) s += " " + std::to_string(p.second) + " threads wait at " + p.first + ";";
+  s += " " + std::to_string(exited) + " threads exited";
+  return s;
+}
+
+void run_block(Worker* w, unsigned linear) {
+  Global& g = G();
+  dim3 gd = g.grid, bd = g.block;
+  w->bid = uint3{linear % gd.x, (linear / gd.x) % gd.y, linear / (gd.x * gd.y)};
+  w->bdim = bd;
+  w->gdim = gd;
+  w->dyn_bytes = g.dyn;
+  size_t n = (size_t)bd.x * bd.y * bd.z;
+  w->serial = g.serial;
+  size_t nf = g.serial ? 1 : n;
+  ensure_stacks(w, nf);
+  w->fibers.resize(nf);
+  for (size_t i = 0; i < nf; ++i) {
+    Fiber& f = w->fibers[i];
+    unsigned li = (unsigned)i;
+    f.tid = uint3{li % bd.x, (li / bd.x) % bd.y, li / (bd.x * bd.y)};
+    f.linear = li;
+    f.blk = w;
+    f.state = kRunnable;
+    f.wait_line = 0;
+    f.wait_what = nullptr;
+    f.result = 0;
+    char* top = w->stacks + (i + 1) * kStackSize;
+    char* slot = reinterpret_cast<char*>(fiber_slot(reinterpret_cast<uintptr_t>(top)));
+    *reinterpret_cast<Fiber**>(slot) = &f;
+    f.sp = sc_prepare_stack(slot);
+  }
+  size_t nw = (n + 31) / 32;
+  w->warps.resize(nw);
+  for (size_t k = 0; k < nw; ++k) {
+    size_t lanes = std::min<size_t>(32, n - k * 32);
+    w->warps[k].exist = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1u);
+    w->warps[k].exited = 0;
+    w->warps[k].pending = 0;
+    for (auto& gr : w->warps[k].groups) gr.active = false;
+  }
+  // Shared memory: dynamic part first, static slots after; poisoned so a read before a write
+  // (a missing barrier) produces NaN / garbage instead of a plausible value.
+  size_t need = g.dyn + kMaxStaticShared + 64;
+  if (w->arena_store.size() < need) w->arena_store.assign(need, 0);
+  w->smem = w->arena_store.data();
+  memset(w->smem, g.poison, g.dyn + w->static_hw);
+  w->static_used = 0;
+  w->site_off.assign(kMaxSites, -1);
+  w->live = (int)nf;
+  w->nthreads = n;
+  w->arrived = 0;
+  w->rng = (g.seed * 0x9E3779B97F4A7C15ull) ^ (linear + 1) * 0xBF58476D1CE4E5B9ull;
+  if (!w->rng) w->rng = 1;
+  w->order.resize(n);
+  for (size_t i = 0; i < n; ++i) w->order[i] = g.schedule == kReverse ? (int)(n - 1 - i) : (int)i;
+  if (g.schedule == kRandom)
+    for (size_t i = n - 1; i > 0; --i) std::swap(w->order[i], w->order[xorshift(w->rng) % (i + 1)]);
+  n = nf;
+
+  while (w->live > 0) {
+    if (g.abort.load(std::memory_order_relaxed)) return;
+    if (std::chrono::steady_clock::now() > g.deadline) {
+      record(kTimeout, "kernel ran past the time limit (" + std::to_string(g.timeout_s) + " s) in block " +
+                           fmt3(w->bid));
+      return;
+    }
+    if (g.schedule == kRandom && !w->serial) {
+      for (size_t i = n - 1; i > 0; --i) std::swap(w->order[i], w->order[xorshift(w->rng) % (i + 1)]);
+    }
+    int ran = 0;
+    for (size_t k = 0; k < n; ++k) {
+      Fiber& f = w->fibers[w->serial ? 0 : w->order[k]];
+      if (f.state != kRunnable) continue;
+      ++ran;
+      w->in_fiber = 1;
+      sc_switch_ctx(&w->sched_sp, f.sp);
+      w->in_fiber = 0;
+      if (g.abort.load(std::memory_order_relaxed)) return;
+    }
+    if (!ran && w->live > 0) {
+      record(kDeadlock, describe_deadlock(w));
+      return;
+    }
+  }
+}
+
+void on_signal(int sig, siginfo_t* si, void* ucv) {
+  Worker* w = tls_worker;
+  ucontext_t* uc = static_cast<ucontext_t*>(ucv);
+#if defined(__x86_64__)
+  uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+#else
+  uintptr_t sp = (uintptr_t)uc->uc_mcontext.sp;
+#endif
+  bool on_fiber = w && w->in_fiber && w->stacks && sp >= (uintptr_t)w->stacks &&
+                  sp < (uintptr_t)w->stacks + w->stack_cap * kStackSize;
+  if (sig == SIGUSR2) {
+    if (!on_fiber || !G().abort.load()) return;
+  } else {
+    if (!on_fiber) {
+      signal(sig, SIG_DFL);  // not ours: let the fault take its normal course
+      return;
+    }
+    uintptr_t addr = (uintptr_t)si->si_addr;
+    Fiber* f = *reinterpret_cast<Fiber**>(fiber_slot((sp | (kStackSize - 1)) + 1));
+    size_t off = (addr - (uintptr_t)w->stacks) % kStackSize;
+    bool guard = addr >= (uintptr_t)w->stacks && addr < (uintptr_t)w->stacks + w->stack_cap * kStackSize &&
+                 off < kGuard;
+    char buf[96];
+    snprintf(buf, sizeof buf, " at address %p", (void*)addr);
+    record(kCrash, std::string(guard ? "fiber stack overflow (64 KiB per thread)" : "invalid memory access") +
+                       (guard ? "" : buf) + " in " + where(f));
+  }
+  sc_switch_ctx(&w->dead_sp, w->sched_sp);  // abandon the fiber: back to the scheduler
+}
+
+void worker_main(Worker* w) {
+  Global& g = G();
+  tls_worker = w;
+  stack_t ss{};
+  if (!w->altstack) w->altstack = static_cast<char*>(malloc(64 * 1024));
+  ss.ss_sp = w->altstack;
+  ss.ss_size = 64 * 1024;
+  sigaltstack(&ss, nullptr);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGUSR2);
+  sigaddset(&set, SIGSEGV);
+  sigaddset(&set, SIGBUS);
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+  for (;;) {
+    if (g.abort.load()) break;
+    size_t k = g.next.fetch_add(1);
+    if (k >= g.block_order.size()) break;
+    run_block(w, g.block_order[k]);
+  }
+  ss.ss_flags = SS_DISABLE;
+  sigaltstack(&ss, nullptr);
+}
+
+int check_config(dim3 grid, dim3 block, size_t smem) {
+  unsigned long long n = (unsigned long long)block.x * block.y * block.z;
+  if (!grid.x || !grid.y || !grid.z || !n || n > 1024 || block.z > 64 || grid.y > 65535 ||
+      grid.z > 65535 || smem > kMaxDynShared)
+    return cudaErrorInvalidConfiguration;
+  return cudaSuccess;
+}
+
+}  // namespace
+
+int launch_impl(dim3 grid, dim3 block, size_t smem, ThreadFn fn, void* ctx, bool serial) {
+  Global& g = G();
+  if (tls_worker && tls_worker->in_fiber) {
+    record(kUnsupported, "unsupported: kernel launch inside device code (dynamic parallelism)");
+    return cudaErrorNotSupported;
+  }
+  if (g.sticky) { g.last_err = g.sticky; return g.sticky; }
+  int err = check_config(grid, block, smem);
+  if (err) { g.last_err = err; return err; }
+  auto t0 = std::chrono::steady_clock::now();
+  g.grid = grid; g.block = block; g.dyn = smem; g.fn = fn; g.ctx = ctx; g.serial = serial;
+  size_t nb = (size_t)grid.x * grid.y * grid.z;
+  g.block_order.resize(nb);
+  for (size_t i = 0; i < nb; ++i) g.block_order[i] = g.schedule == kReverse ? (unsigned)(nb - 1 - i) : (unsigned)i;
+  if (g.schedule == kRandom) {
+    unsigned long long s = g.seed * 0x2545F4914F6CDD1Dull + (unsigned long long)g.launches + 1;
+    for (size_t i = nb - 1; i > 0; --i) std::swap(g.block_order[i], g.block_order[xorshift(s) % (i + 1)]);
+  }
+  g.next.store(0);
+  int nw = g.nworkers > 0 ? g.nworkers : (int)std::max(1u, std::thread::hardware_concurrency());
+  nw = (int)std::min<size_t>((size_t)nw, nb);
+  while ((int)g.workers.size() < nw) g.workers.push_back(new Worker());
+  for (int i = 0; i < nw; ++i) g.workers[i]->static_hw = 0;
+
+  struct sigaction sa{}, old_segv{}, old_bus{}, old_usr2{};
+  sa.sa_sigaction = on_signal;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, &old_segv);
+  sigaction(SIGBUS, &sa, &old_bus);
+  sigaction(SIGUSR2, &sa, &old_usr2);
+
+  std::mutex mu;
+  std::condition_variable cv;
+  int done = 0;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < nw; ++i) {
+    Worker* w = g.workers[i];
+    threads.emplace_back([w, &mu, &cv, &done] {
+      worker_main(w);
+      std::lock_guard<std::mutex> lock(mu);
+      ++done;
+      cv.notify_all();
+    });
+    g.workers[i]->thread = threads.back().native_handle();
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    if (!cv.wait_until(lock, g.deadline, [&] { return done == nw; })) {
+      record(kTimeout, "kernel ran past the time limit (" + std::to_string(g.timeout_s) +
+                           " s): an infinite loop or a spin-wait no other block can release");
+      // Preempt fibers stuck in loops without barriers until every worker is back.
+      while (!cv.wait_for(lock, std::chrono::milliseconds(10), [&] { return done == nw; })) {
+        for (int i = 0; i < nw; ++i) pthread_kill(g.workers[i]->thread, SIGUSR2);
+      }
+    }
+  }
+  for (auto& t : threads) t.join();
+  sigaction(SIGSEGV, &old_segv, nullptr);
+  sigaction(SIGBUS, &old_bus, nullptr);
+  sigaction(SIGUSR2, &old_usr2, nullptr);
+  fflush(stdout);
+  ++g.launches;
+  g.kernel_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (g.status != kOk) {
+    int code = g.status == kTimeout ? cudaErrorLaunchTimeout
+             : g.status == kUnsupported ? cudaErrorNotSupported : cudaErrorLaunchFailure;
+    if (g.detail.find("assert") != std::string::npos) code = cudaErrorAssert;
+    g.sticky = code;
+    g.last_err = code;
+    return code;
+  }
+  return cudaSuccess;
+}
+
+[[noreturn]] void serial_violation(Fiber* f, const char* what) {
+  fail_in_fiber(f, kUnsupported, std::string("unsupported: ") + what +
+                                     " reached in a program the rewriter found free of barriers");
+}
+
+int syncthreads(int line, int pred, int op) {
+  Fiber* f = cur();
+  Worker* w = worker_of(f);
+  if (w->serial) serial_violation(f, "__syncthreads");
+  f->pred = pred;
+  f->wait_line = line;
+  f->state = kAtBarrier;
+  ++w->arrived;
+  if (w->arrived == w->live) {
+    release_barrier(w, f);
+  } else {
+    sc_switch_ctx(&f->sp, w->sched_sp);
+  }
+  int count = (int)(f->result & 0xffffffffu);
+  int total = (int)(f->result >> 32);
+  switch (op) {
+    case 1: return count;
+    case 2: return count == total;
+    case 3: return count > 0;
+    default: return 0;
+  }
+}
+
+unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, int arg, int width, int line) {
+  Fiber* f = cur();
+  Worker* w = worker_of(f);
+  if (w->serial) serial_violation(f, op_name(kind));
+  unsigned lane = f->linear & 31u, wi = f->linear >> 5;
+  Warp& wp = w->warps[wi];
+  if (!((mask >> lane) & 1u)) {
+    fail_in_fiber(f, kCrash, std::string(op_name(kind)) + " at line " + std::to_string(line) + " in " + where(f) +
+                                 ": the calling lane " + std::to_string(lane) + " is not in its mask " + hex(mask));
+  }
+  if (width < 1 || width > 32 || (width & (width - 1))) {
+    fail_in_fiber(f, kCrash, std::string(op_name(kind)) + " at line " + std::to_string(line) +
+                                 ": width " + std::to_string(width) + " is not a power of two <= 32");
+  }
+  unsigned need = mask & wp.exist;
+  if (need & wp.exited) {
+    fail_in_fiber(f, kDeadlock, std::string(op_name(kind)) + " at line " + std::to_string(line) + " in " + where(f) +
+                                    ": mask " + hex(mask) + " names exited lanes " + hex(need & wp.exited));
+  }
+  WarpGroup* grp = nullptr;
+  for (auto& g : wp.groups) {
+    if (!g.active) continue;
+    if ((g.need >> lane) & 1u) {
+      if (g.mask != mask)
+        fail_in_fiber(f, kCrash, std::string(op_name(kind)) + " at line " + std::to_string(line) + " in " +
+                                     where(f) + ": mask " + hex(mask) + " differs from mask " + hex(g.mask) +
+                                     " of lanes already waiting (line " + std::to_string(g.line) + ")");
+      grp = &g;
+      break;
+    }
+    if (g.need & need)
+      fail_in_fiber(f, kCrash, std::string(op_name(kind)) + " at line " + std::to_string(line) + " in " +
+                                   where(f) + ": mask " + hex(mask) + " overlaps mask " + hex(g.mask) +
+                                   " of a pending collective (line " + std::to_string(g.line) + ")");
+  }
+  if (!grp) {
+    for (auto& g : wp.groups) {
+      if (!g.active) { grp = &g; break; }
+    }
+    grp->active = true;
+    wp.pending |= need;
+    grp->kind = kind;
+    grp->mask = mask;
+    grp->need = need;
+    grp->arrived = 0;
+    grp->width = width;
+    grp->line = line;
+  } else if (grp->kind != kind || grp->width != width) {
+    fail_in_fiber(f, kCrash, std::string(op_name(kind)) + " at line " + std::to_string(line) + " in " + where(f) +
+                                 " meets " + op_name(grp->kind) + " at line " + std::to_string(grp->line) +
+                                 " of other lanes in mask " + hex(mask));
+  }
+  grp->vals[lane] = value;
+  grp->args[lane] = arg;
+  grp->arrived |= 1u << lane;
+  if (grp->arrived == grp->need) {
+    complete_group(w, wp, *grp, wi);
+  } else {
+    f->state = kAtWarp;
+    f->wait_line = line;
+    f->wait_what = op_name(kind);
+    sc_switch_ctx(&f->sp, w->sched_sp);
+  }
+  return f->result;
+}
+
+unsigned activemask() {
+  Fiber* f = cur();
+  Warp& wp = worker_of(f)->warps[f->linear >> 5];
+  return wp.exist & ~wp.exited;
+}
+
+int new_site() { return g_sites.fetch_add(1); }
+
+void* shared_slot(int site, size_t size, size_t align) {
+  Fiber* f = cur();
+  Worker* w = worker_of(f);
+  if (site < 0 || site >= kMaxSites) fail_in_fiber(f, kUnsupported, "unsupported: too many __shared__ declarations");
+  long off = w->site_off[site];
+  if (off < 0) {
+    if (align < 16) align = 16;
+    size_t start = (w->static_used + align - 1) & ~(align - 1);
+    if (start + size > kMaxStaticShared)
+      fail_in_fiber(f, kCrash, "static __shared__ memory exceeds 48 KiB per block (" +
+                                   std::to_string(start + size) + " bytes)");
+    w->site_off[site] = off = (long)start;
+    w->static_used = start + size;
+    if (w->static_used > w->static_hw) {
+      memset(w->smem + w->dyn_bytes + w->static_hw, G().poison, w->static_used - w->static_hw);
+      w->static_hw = w->static_used;
+    }
+  }
+  return w->smem + w->dyn_bytes + off;
+}
+
+void* dynamic_shared() { return worker_of(cur())->smem; }
+
+void device_trap(const char* what, const char* file, int line) {
+  Worker* w = tls_worker;
+  std::string msg = std::string("device assertion failed: ") + what + " at " + file + ":" + std::to_string(line);
+  if (w && w->in_fiber) {
+    Fiber* f = cur();
+    fail_in_fiber(f, kCrash, msg + " in " + where(f));
+  }
+  fprintf(stderr, "%s (host code)\n", msg.c_str());
+  abort();
+}
+
+}  // namespace sc
+
+extern "C" __attribute__((visibility("hidden"))) void sc_fiber_entry() {
+  sc::Fiber* f = sc::cur();
+  sc::Worker* w = sc::worker_of(f);
+  sc::ThreadFn fn = sc::G().fn;
+  void* ctx = sc::G().ctx;
+  if (w->serial) {
+    dim3 bd = w->bdim;
+    for (size_t k = 0; k < w->nthreads; ++k) {
+      unsigned li = (unsigned)w->order[k];
+      f->tid = uint3{li % bd.x, (li / bd.x) % bd.y, li / (bd.x * bd.y)};
+      f->linear = li;
+      fn(ctx);
+    }
+    f->linear = 0;
+    w->warps[0].exist = 1;  // the one runner fiber exits
+  } else {
+    fn(ctx);
+  }
+  sc::on_exit(f);
+  sc::yield_dead(f);
+}
+
+// ---------------------------------------------------------------- C API for the Python side
+extern "C" {
+
+void sc_configure(int workers, int schedule, unsigned long long seed, double timeout_s) {
+  sc::Global& g = sc::G();
+  g.nworkers = workers;
+  g.schedule = schedule;
+  g.seed = seed ? seed : 1;
+  g.timeout_s = timeout_s;
+  g.deadline = std::chrono::steady_clock::now() +
+               std::chrono::microseconds((long long)(timeout_s * 1e6));
+  // Random schedules also poison shared memory differently, so a read of never-written
+  // shared memory changes the output between schedules and shows up as a race.
+  g.poison = schedule == sc::kRandom ? 0x3F : 0xFF;
+}
+
+void sc_reset(void) {
+  sc::Global& g = sc::G();
+  std::lock_guard<std::mutex> lock(g.mu);
+  g.status = sc::kOk;
+  g.detail.clear();
+  g.sticky = cudaSuccess;
+  g.last_err = cudaSuccess;
+  g.abort.store(0);
+  g.kernel_seconds = 0.0;
+  g.launches = 0;
+  for (void* p : g.allocations) free(p);
+  g.allocations.clear();
+}
+
+int sc_status(void) { return sc::G().status; }
+const char* sc_detail(void) { return sc::G().detail.c_str(); }
+double sc_kernel_seconds(void) { return sc::G().kernel_seconds; }
+long sc_launch_count(void) { return sc::G().launches; }
+
+// ---------------------------------------------------------------- CUDA runtime shim
+cudaError_t cudaGetLastError(void) {
+  sc::Global& g = sc::G();
+  int e = g.last_err;
+  g.last_err = g.sticky;
+  return e;
+}
+cudaError_t cudaPeekAtLastError(void) { return sc::G().last_err; }
+const char* cudaGetErrorString(cudaError_t e) {
+  switch (e) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorLaunchTimeout: return "the launch timed out and was terminated";
+    case cudaErrorAssert: return "device-side assert triggered";
+    case cudaErrorNotSupported: return "operation not supported";
+    default: return "unspecified launch failure";
+  }
+}
+const char* cudaGetErrorName(cudaError_t e) { return cudaGetErrorString(e); }
+cudaError_t cudaDeviceSynchronize(void) { return sc::G().sticky; }
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return sc::G().sticky; }
+cudaError_t cudaStreamCreate(cudaStream_t* s) { *s = reinterpret_cast<cudaStream_t>(new char[1]); return cudaSuccess; }
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned) { return cudaStreamCreate(s); }
+cudaError_t cudaStreamDestroy(cudaStream_t s) { delete[] reinterpret_cast<char*>(s); return cudaSuccess; }
+cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) { return cudaSuccess; }
+cudaError_t cudaEventCreate(cudaEvent_t* e) { *e = reinterpret_cast<cudaEvent_t>(new sc::Event()); return cudaSuccess; }
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned) { return cudaEventCreate(e); }
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
+  reinterpret_cast<sc::Event*>(e)->t = std::chrono::steady_clock::now();
+  return cudaSuccess;
+}
+cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
+  *ms = std::chrono::duration<float, std::milli>(reinterpret_cast<sc::Event*>(b)->t -
+                                                 reinterpret_cast<sc::Event*>(a)->t).count();
+  return cudaSuccess;
+}
+cudaError_t cudaEventDestroy(cudaEvent_t e) { delete reinterpret_cast<sc::Event*>(e); return cudaSuccess; }
+cudaError_t cudaMalloc(void** p, size_t n) {
+  void* q = aligned_alloc(256, ((n ? n : 1) + 255) & ~(size_t)255);
+  if (!q) return cudaErrorMemoryAllocation;
+  std::lock_guard<std::mutex> lock(sc::G().mu);
+  sc::G().allocations.insert(q);
+  *p = q;
+  return cudaSuccess;
+}
+cudaError_t cudaMallocManaged(void** p, size_t n, unsigned) { return cudaMalloc(p, n); }
+cudaError_t cudaMallocHost(void** p, size_t n) { return cudaMalloc(p, n); }
+cudaError_t cudaFree(void* p) {
+  if (!p) return cudaSuccess;
+  std::lock_guard<std::mutex> lock(sc::G().mu);
+  if (!sc::G().allocations.erase(p)) return cudaErrorInvalidValue;
+  free(p);
+  return cudaSuccess;
+}
+cudaError_t cudaFreeHost(void* p) { return cudaFree(p); }
+cudaError_t cudaMemset(void* p, int v, size_t n) { memset(p, v, n); return sc::G().sticky; }
+cudaError_t cudaMemsetAsync(void* p, int v, size_t n, cudaStream_t) { return cudaMemset(p, v, n); }
+cudaError_t cudaMemcpy(void* d, const void* s, size_t n, cudaMemcpyKind) { memmove(d, s, n); return sc::G().sticky; }
+cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyKind k, cudaStream_t) {
+  return cudaMemcpy(d, s, n, k);
+}
+cudaError_t cudaGetDevice(int* d) { *d = 0; return cudaSuccess; }
+cudaError_t cudaSetDevice(int) { return cudaSuccess; }
+cudaError_t cudaGetDeviceCount(int* n) { *n = 1; return cudaSuccess; }
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int) {
+  memset(p, 0, sizeof *p);
+  snprintf(p->name, sizeof p->name, "STRUCT-COVER CPU emulator");
+  p->totalGlobalMem = (size_t)16 << 30;
+  p->sharedMemPerBlock = 48 * 1024;
+  p->sharedMemPerBlockOptin = 227 * 1024;
+  p->sharedMemPerMultiprocessor = 228 * 1024;
+  p->regsPerBlock = 65536;
+  p->warpSize = 32;
+  p->maxThreadsPerBlock = 1024;
+  p->maxThreadsDim[0] = 1024; p->maxThreadsDim[1] = 1024; p->maxThreadsDim[2] = 64;
+  p->maxGridSize[0] = 2147483647; p->maxGridSize[1] = 65535; p->maxGridSize[2] = 65535;
+  p->multiProcessorCount = 132;
+  p->major = 9; p->minor = 0;
+  p->maxThreadsPerMultiProcessor = 2048;
+  p->l2CacheSize = 50 << 20;
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr a, int) {
+  switch (a) {
+    case cudaDevAttrMaxThreadsPerBlock: *v = 1024; break;
+    case cudaDevAttrMaxSharedMemoryPerBlock: *v = 48 * 1024; break;
+    case cudaDevAttrWarpSize: *v = 32; break;
+    case cudaDevAttrMultiProcessorCount: *v = 132; break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *v = 227 * 1024; break;
+    default: *v = 0;
+  }
+  return cudaSuccess;
+}
+
+}  // extern "C"
