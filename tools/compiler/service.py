@@ -60,18 +60,19 @@ class CompileResult(BaseModel):
             return None
 
 
+def _child_main(send, func, args: tuple) -> None:  # noqa: ANN001
+    """Child-process body: run the compile and send the raw result back."""
+    try:
+        send.send(func(*args))
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent as a failure
+        send.send(RawCompile(ok=False, log=f"internal compiler error: {exc!r}"))
+
+
 def _run_in_child(func, args: tuple, timeout_s: float) -> RawCompile:  # noqa: ANN001
     """Run ``func(*args)`` in a forked child; kill it after ``timeout_s``."""
     ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     recv, send = ctx.Pipe(duplex=False)
-
-    def target() -> None:
-        try:
-            send.send(func(*args))
-        except BaseException as exc:  # noqa: BLE001 - reported to the parent as a failure
-            send.send(RawCompile(ok=False, log=f"internal compiler error: {exc!r}"))
-
-    proc = ctx.Process(target=target, daemon=True)
+    proc = ctx.Process(target=_child_main, args=(send, func, args), daemon=True)
     proc.start()
     send.close()
     try:
