@@ -18,8 +18,7 @@ def _launch_config(facts: Facts, resolvers: dict[int, Resolver], call: Node
     args = cfg.named_children
     block = None
     if len(args) >= 2:
-        host = next((f for f in facts.funcs if f.node.start_byte <= call.start_byte
-                     < f.node.end_byte), None)
+        host = facts.func_at(call.start_byte)
         block = _threads(facts, resolvers, host, args[1])
     smem = len(args) >= 3 and args[2].text.strip() not in (b"0", b"0u", b"nullptr")
     return block, smem, len(args) >= 4
@@ -31,16 +30,21 @@ def _threads(facts: Facts, resolvers: dict[int, Resolver], func, node: Node) -> 
     res = resolvers.setdefault(id(func), Resolver(facts, func))
     if node.type == "identifier":
         defs = func.defs.get(node.text, [])
-        if defs and defs[0][1].type in ("argument_list", "initializer_list", "call_expression"):
+        if defs and defs[0][1].type in ("argument_list", "initializer_list", "call_expression",
+                                        "parameter_list"):
             node = defs[0][1]
     if node.type == "call_expression":  # dim3(32, 8)
         args = node.child_by_field_name("arguments")
         node = args if args is not None else node
-    parts = node.named_children if node.type in ("argument_list", "initializer_list") else [node]
+    parts = node.named_children if node.type in ("argument_list", "initializer_list",
+                                                 "parameter_list") else [node]
     total = 1.0
     for part in parts:
         try:
-            value = const_of(res.resolve(part)[0])
+            if part.type == "parameter_declaration":  # a macro parsed as a type name
+                value = const_of(res.variable(part.text.strip())[0])
+            else:
+                value = const_of(res.resolve(part)[0])
         except (NotAffine, Indirect):
             return None
         if value is None:

@@ -9,6 +9,7 @@ nodes that matter (index expressions, branch conditions) without walking again.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -101,6 +102,16 @@ class Facts:
     includes: list[bytes] = field(default_factory=list)
     nodes: int = 0
     errors: int = 0
+    _starts: list[int] = field(default_factory=list, repr=False)
+
+    def func_at(self, byte: int) -> Func | None:
+        """The function whose body holds ``byte`` (functions are in document order)."""
+        if len(self._starts) != len(self.funcs):
+            self._starts = [f.node.start_byte for f in self.funcs]
+        i = bisect.bisect_right(self._starts, byte) - 1
+        if i >= 0 and byte < self.funcs[i].node.end_byte:
+            return self.funcs[i]
+        return None
 
     @property
     def kernels(self) -> list[Func]:
@@ -218,6 +229,11 @@ class _Walker:
                     self.facts.device_globals.add(name)
                 continue
             inner = decl
+            if inner.type == "function_declarator":  # `dim3 block(TILE, TILE);` parses so
+                params = inner.child_by_field_name("parameters")
+                if params is not None:
+                    func.defs.setdefault(name, []).append(("decl", params))
+                continue
             if inner.type == "init_declarator":
                 value = inner.child_by_field_name("value")
                 target = inner.child_by_field_name("declarator")

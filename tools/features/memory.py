@@ -44,7 +44,12 @@ class MemoryFacts:
     """Classified accesses of a program, reused by the parallel and data-flow families."""
 
     accesses: list[Access] = field(default_factory=list)
-    global_load_ranges: list[tuple[int, int]] = field(default_factory=list)
+    by_func: dict[int, list[Access]] = field(default_factory=dict)  # id(func) -> accesses
+    loads_by_func: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+
+    def of(self, func: Func) -> list[Access]:
+        """Accesses inside ``func``."""
+        return self.by_func.get(id(func), [])
 
 
 def elem_bytes(type_text: bytes) -> int:
@@ -192,8 +197,10 @@ def _classify_site(facts: Facts, func: Func, res: Resolver, site: Site) -> Acces
                 if base is None:
                     return None
             name, space, off, width = pointer_form(facts, func, res, base)
-            if dims > 1 or space == "shared":
+            if space == "shared":
                 return Access(site, space, "shared", store, width, name)
+            if dims > 1:  # a[y][x] through a global pointer-to-array: not reduced here
+                return Access(site, space, "unknown", store, width, name)
         else:
             arg = node.child_by_field_name("argument")
             if arg is None:
@@ -234,8 +241,10 @@ def collect_accesses(facts: Facts, resolvers: dict[int, Resolver]) -> MemoryFact
             if acc is None:
                 continue
             out.accesses.append(acc)
+            out.by_func.setdefault(id(func), []).append(acc)
             if acc.space == "global" and not acc.store:
-                out.global_load_ranges.append((site.node.start_byte, site.node.end_byte))
+                out.loads_by_func.setdefault(id(func), []).append(
+                    (site.node.start_byte, site.node.end_byte))
     return out
 
 
@@ -347,21 +356,20 @@ def memory_features(facts: Facts, mem: MemoryFacts,
 
 def tiling_features(facts: Facts, mem: MemoryFacts) -> dict[str, bool | int]:
     """Shared-memory staging: global data stored to shared, a barrier, then shared reads."""
-    loads = mem.global_load_ranges
     tiled = False
     reuse_in_loop = False
     for func in facts.funcs:
         if not func.is_device or not (func.shared or facts.file_shared):
             continue
+        loads = mem.loads_by_func.get(id(func), [])
         barrier = any(n.startswith(b"__syncthreads") or n == b".sync" or n == b"__syncwarp"
                       for n, _ in func.calls)
         from_global = {name for name, defs in func.defs.items()
                        for _, v in defs[:1] if _contains(loads, v)}
         staged_depth = None
         shared_reads = []
-        for acc in mem.accesses:
-            if acc.space != "shared" or acc.site.node.start_byte < func.node.start_byte \
-                    or acc.site.node.end_byte > func.node.end_byte:
+        for acc in mem.of(func):
+            if acc.space != "shared":
                 continue
             if not acc.store:
                 shared_reads.append(acc)

@@ -170,7 +170,7 @@ def parallel_features(facts: Facts, mem: MemoryFacts,
             if _halving(loop):
                 s, e = loop.start_byte, loop.end_byte
                 if any(a.space == "shared" and a.store and s <= a.site.node.start_byte < e
-                       for a in mem.accesses):
+                       for a in mem.of(func)):
                     shared_tree = True
             if _coarsening(func, res, loop, mem):
                 v["par.coarsening_loops"] += 1
@@ -209,4 +209,4 @@ def _coarsening(func: Func, res: Resolver, loop: Node, mem: MemoryFacts) -> bool
         return False
     s, e = loop.start_byte, loop.end_byte
     return any(a.space == "global" and a.kind in ("coalesced", "strided")
-               and s <= a.site.node.start_byte < e for a in mem.accesses)
+               and s <= a.site.node.start_byte < e for a in mem.of(func))

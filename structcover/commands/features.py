@@ -1,0 +1,108 @@
+"""``structcover features``: the structural feature table S(y) of a dataset or one file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import typer
+
+from structcover.commands._output import err_console, fail, print_json, print_table, progress
+from structcover.config import load_settings
+from structcover.tools.datasets import DatasetError, load_trajectories, write_parquet
+from structcover.tools.features.extract import extract_table
+from structcover.tools.features.patterns import PatternSet, mine_patterns
+
+_SUMMARY = ["kernel.count", "mem.global_coalesced", "mem.global_strided", "smem.tiled",
+            "sync.block_barriers", "warp.shuffles", "parse.error_nodes"]
+
+
+def _compiler_columns(records: pd.DataFrame, arch: str, block_size: int | None,
+                      enabled: bool) -> pd.DataFrame:
+    try:
+        from structcover.tools.compiler.features import compiler_feature_values
+    except ImportError as exc:
+        fail(f"--compiler needs structcover.tools.compiler.features ({exc})")
+    rows: list[dict[str, Any]] = []
+    with progress(enabled) as bar:
+        task = bar.add_task("compiling", total=len(records))
+        for source in records["program"]:
+            try:
+                rows.append(dict(compiler_feature_values(source, arch=arch,
+                                                         block_size=block_size)))
+            except Exception as exc:  # noqa: BLE001 - a bad program is a value, not a crash
+                rows.append({"compile.error": f"{type(exc).__name__}: {exc}"[:300]})
+            bar.advance(task)
+    return pd.DataFrame(rows, index=records.index)
+
+
+def features(
+    data: Path = typer.Argument(..., help="JSONL, Parquet, saved HF dataset, .cu/.py file or folder."),
+    output: Path | None = typer.Option(None, "-o", "--output", help="Write the table (.parquet)."),
+    as_json: bool = typer.Option(False, "--json", help="Print per-program features as JSON."),
+    workers: int | None = typer.Option(None, "--workers", help="Process pool size (0 = per core)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the cache."),
+    patterns: Path | None = typer.Option(None, "--patterns", help="Count a saved pattern set (JSON)."),
+    mine: Path | None = typer.Option(None, "--mine-patterns",
+                                     help="Mine patterns from DATA, save them here and count them."),
+    compiler: bool = typer.Option(False, "--compiler", help="Add compiler features (ptxas, occupancy)."),
+    arch: str | None = typer.Option(None, "--arch", help="Target arch for --compiler."),
+    block_size: int | None = typer.Option(None, "--block-size", help="Block size for occupancy."),
+    config: Path | None = typer.Option(None, "--config", help="Settings YAML."),
+) -> None:
+    """Extract raw structural features: one row per program, one column per feature."""
+    settings = load_settings(config)
+    fs = settings.features
+    try:
+        records = load_trajectories(data).records
+    except (DatasetError, ValueError) as exc:
+        fail(str(exc))
+    if records.empty:
+        fail(f"{data}: no programs found")
+    records = records.drop_duplicates("program_id").reset_index(drop=True)
+    pset: PatternSet | None = None
+    try:
+        if patterns is not None:
+            pset = PatternSet.load(patterns)
+        elif mine is not None:
+            pset = mine_patterns(list(records["program"]))
+            pset.save(mine)
+    except (ValueError, OSError) as exc:
+        fail(str(exc))
+    show = not as_json and err_console.is_terminal
+    with progress(show) as bar:
+        task = bar.add_task("features", total=len(records))
+        table = extract_table(
+            zip(records["program_id"], records["program"], strict=True),
+            # A pool costs more than it saves on a handful of programs.
+            workers=1 if len(records) < 32 else (fs.workers if workers is None else workers),
+            cache_dir=None if no_cache else fs.cache_dir, patterns=pset,
+            max_source_bytes=fs.max_source_bytes,
+            on_progress=lambda n: bar.update(task, completed=n))
+    table.insert(1, "task_id", records["task_id"].to_numpy())
+    if compiler:
+        extra = _compiler_columns(records, arch or settings.compiler.arch, block_size, show)
+        table = pd.concat([table, extra.reset_index(drop=True)], axis=1)
+    if output is not None:
+        try:
+            write_parquet(table, output)
+        except OSError as exc:
+            fail(f"{output}: cannot write ({exc})")
+    if as_json:
+        print_json([{"program_id": row.pop("program_id"), "task_id": row.pop("task_id"),
+                     "values": row} for row in table.to_dict(orient="records")])
+        return
+    print_table(f"features of {data} ({len(table)} programs, {table.shape[1] - 2} features)",
+                ["program_id", *_SUMMARY],
+                [[r["program_id"], *(r[c] for c in _SUMMARY)]
+                 for r in table.head(20).to_dict(orient="records")])
+    if len(table) > 20:
+        err_console.print(f"… {len(table) - 20} more rows")
+    if output is not None:
+        err_console.print(f"wrote {output}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the features command."""
+    app.command("features")(features)
