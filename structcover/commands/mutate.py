@@ -1,0 +1,126 @@
+"""``structcover mutate``: apply one structure mutation operator to a program, or list them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from structcover.commands._output import fail, print_json, print_table
+
+
+def _resolve_task(task: str | None):  # noqa: ANN202 - TaskSpec | None, lazy import
+    if task is None:
+        return None
+    from structcover.tools.corpus import find_task, load_task
+
+    path = Path(task)
+    if path.suffix in (".yaml", ".yml"):
+        if not path.exists():
+            fail(f"--task {task}: no such file")
+        try:
+            return load_task(path)
+        except ValueError as exc:
+            fail(str(exc))
+    try:
+        return find_task(task)[0]
+    except KeyError as exc:
+        fail(f"--task {task}: {exc.args[0]}")
+    return None
+
+
+def _list(as_json: bool, state: Path | None) -> None:
+    from structcover.tools.mutations.base import registry
+    from structcover.tools.mutations.stats import load_stats
+
+    try:
+        table = load_stats(state_dir=state)
+    except ValueError as exc:
+        fail(str(exc))
+    rows = []
+    for name, info in registry().items():
+        st = table.operators.get(name)
+        rows.append({
+            "operator": name, "family": info.family, "summary": info.summary,
+            "moves": info.moves,
+            "stats": st.model_dump() if st else None,
+        })
+    if as_json:
+        print_json(rows)
+        return
+    print_table(
+        f"mutation operators (stats: backend={table.backend}, {table.programs} programs)",
+        ["operator", "moves", "applied/tried", "variants", "equivalent", "not eq.",
+         "unverified", "moved as promised", "families (equivalent)"],
+        [[r["operator"], ", ".join(f"{k} {v}" for k, v in r["moves"].items()),
+          f"{s['applied']}/{s['tried']}" if (s := r["stats"]) else "-",
+          s["variants"] if s else "-", s["equivalent"] if s else "-",
+          s["not_equivalent"] if s else "-", s["unverified"] if s else "-",
+          s["moved_as_promised"] if s else "-",
+          ",".join(s["families_equivalent"]) if s else "-"] for r in rows])
+
+
+def mutate(
+    file: Path | None = typer.Argument(None, help="The .cu program to mutate."),
+    op: str | None = typer.Option(None, "--op", help="Operator name (see --list)."),
+    task: str | None = typer.Option(None, "--task",
+                                    help="TaskSpec YAML or corpus task id: verify variants on it."),
+    output: Path | None = typer.Option(None, "-o", "--output",
+                                       help="Write the first variant here (more: OUT.1.cu ...)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    list_ops: bool = typer.Option(False, "--list", help="List operators, effects and statistics."),
+    state: Path | None = typer.Option(None, "--state", help="State dir with operator_stats.json."),
+    backend: str = typer.Option("cpu", "--backend", help="Backend for --task verification."),
+) -> None:
+    """Apply a structure mutation operator; with --task, verify each variant (equivalence
+    against the input program and the promised feature moves)."""
+    if list_ops:
+        _list(as_json, state)
+        return
+    if file is None or op is None:
+        fail("give FILE and --op NAME (or --list)")
+    if not file.exists():
+        fail(f"{file}: no such file")
+    from structcover.tools.mutations.base import get_operator
+
+    try:
+        info = get_operator(op)
+    except KeyError as exc:
+        fail(exc.args[0])
+    source = file.read_text()
+    result = info.func(source)
+    spec = _resolve_task(task)
+    checks = []
+    if spec is not None and result.variants:
+        from structcover.tools.mutations.stats import check_variant
+        from structcover.tools.verify.select import get_backend
+
+        be = get_backend(backend)
+        ok, why = be.available()
+        if not ok:
+            fail(f"backend {backend} unavailable: {why}")
+        checks = [check_variant(v, source, spec, family=spec.family or spec.task_id,
+                                program=file.stem, backend=be) for v in result.variants]
+    if output is not None and result.variants:
+        for i, variant in enumerate(result.variants):
+            path = output if i == 0 else output.with_suffix(f".{i}{output.suffix}")
+            path.write_text(variant.source)
+    if as_json:
+        print_json({"result": result, "checks": checks})
+    else:
+        if not result.variants:
+            fail(f"{op} does not apply: {result.not_applicable}", code=1)
+        print_table(f"{op} on {file.name}", ["#", "params", "promised", "equivalent", "moved"],
+                    [[i, variant.params, variant.promised,
+                      checks[i].equivalent if checks else "not run",
+                      checks[i].moved if checks else "not run"]
+                     for i, variant in enumerate(result.variants)])
+        if output is None:
+            typer.echo(result.variants[0].source)
+    if not result.variants:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``mutate`` to the CLI."""
+    app.command("mutate")(mutate)

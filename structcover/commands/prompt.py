@@ -1,0 +1,50 @@
+"""``structcover prompt``: the constrained synthesis prompt for one target bin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from structcover.commands._output import fail, print_json
+
+
+def prompt(
+    bin_label: str = typer.Argument(..., metavar="BIN",
+                                    help='Bin label, e.g. "smem.tiled=1,mem.coalesced_fraction=[0.9,1.0]".'),
+    task: str = typer.Option(..., "--task", help="TaskSpec YAML or corpus task id."),
+    state: Path | None = typer.Option(None, "--state",
+                                      help="State dir: bounds come from its frozen archive."),
+    as_json: bool = typer.Option(False, "--json", help="Print the prompt and constraints as JSON."),
+) -> None:
+    """Print the constrained prompt for a target bin of a task."""
+    from structcover.commands.mutate import _resolve_task
+    from structcover.tools.prompting import constraint_sentences, parse_bin_label, render_generate
+
+    spec = _resolve_task(task)
+    if state is not None:
+        from structcover.tools.archive import load_archive
+
+        archive = load_archive(state)
+        if archive is None:
+            fail(f"--state {state}: no archive saved there")
+        try:
+            bounds = archive.describe_bin(bin_label)
+        except (ValueError, KeyError) as exc:
+            fail(f"bin {bin_label!r}: {exc}")
+    else:
+        try:
+            bounds = parse_bin_label(bin_label)
+        except ValueError as exc:
+            fail(str(exc))
+    text = render_generate(spec, bounds)
+    if as_json:
+        print_json({"bin": bin_label, "task_id": spec.task_id,
+                    "constraints": constraint_sentences(bounds), "prompt": text})
+    else:
+        typer.echo(text)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``prompt`` to the CLI."""
+    app.command("prompt")(prompt)
