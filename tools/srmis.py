@@ -79,15 +79,19 @@ def cross_val_predict_structural(table: pd.DataFrame, features: list[str], targe
         k = min(folds, len(target))
         splits = KFold(n_splits=k, shuffle=True, random_state=seed).split(x)
         note = f"{k}-fold cross-validation, one task only: folds cannot be grouped by task"
+    from threadpoolctl import threadpool_limits
+
     rng = np.random.default_rng(seed)
     pred = np.zeros(len(target))
-    for train, test in splits:
-        if len(train) > max_fit_rows:
-            train = rng.choice(train, max_fit_rows, replace=False)
-        model = HistGradientBoostingRegressor(max_iter=60, categorical_features=cat or None,
-                                              random_state=seed)
-        model.fit(x[train], target[train])
-        pred[test] = model.predict(x[test])
+    # OpenMP threads spin-wait on small fits: one thread is much faster below ~50k rows.
+    with threadpool_limits(limits=1 if len(target) < 50_000 else None):
+        for train, test in splits:
+            if len(train) > max_fit_rows:
+                train = rng.choice(train, max_fit_rows, replace=False)
+            model = HistGradientBoostingRegressor(max_iter=60, categorical_features=cat or None,
+                                                  random_state=seed)
+            model.fit(x[train], target[train])
+            pred[test] = model.predict(x[test])
     return pred, note
 
 

@@ -1,0 +1,142 @@
+"""Rollout simulator for demos and tests. Every reward it makes is SIMULATED.
+
+Each round, a policy writes ``rollouts_per_task`` programs per task of the sample corpus by
+picking among the task's programs (reference and variants) and, with probability
+``mutate_p``, changing the launch configuration (the block size: a launch-config mutation).
+The policy's structural distribution collapses over rounds by a controllable amount ``c``:
+
+    p_t = (1 − a_t) · uniform + a_t · uniform over the target set,  a_t = 1 − (1 − c)^t
+
+The target set is the task's fastest program (whole-program collapse, as RL tends to do) or,
+with ``collapse_feature``, the programs sharing that feature's most common value (so a test
+knows which feature collapses). Rewards come from :mod:`gpu_model` (``reward_source =
+"simulated"``) unless a measured timing exists for the program (``"measured-gpu"``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from structcover.schema import content_hash
+from structcover.tools.corpus import TaskFamily, load_corpus
+from structcover.tools.gpu_model import GpuSpec, predict_time_s, workload
+
+BLOCK_SIZES = (64, 128, 256, 512, 1024)
+
+
+@dataclass(frozen=True)
+class SimulationSettings:
+    """Knobs of the simulator (all seeded through ``seed``)."""
+
+    rounds: int = 3
+    rollouts_per_task: int = 64
+    collapse: float = 0.5
+    collapse_feature: str | None = None
+    mutate_p: float = 0.3
+    p_incorrect: float = 0.1
+    noise_sigma: float = 0.05
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.rounds < 1 or self.rollouts_per_task < 1:
+            raise ValueError("rounds and rollouts_per_task must be >= 1")
+        for name in ("collapse", "mutate_p", "p_incorrect"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        if self.noise_sigma < 0:
+            raise ValueError("noise_sigma must be >= 0")
+
+
+def load_measurements(path: Path | None) -> dict[str, float]:
+    """Measured run times (ms) by program id from a JSON ``{id: ms}`` or a CSV/Parquet file
+    with ``program_id`` and ``runtime_ms`` columns; empty without a path."""
+    if path is None:
+        return {}
+    path = Path(path)
+    if path.suffix == ".json":
+        data = json.loads(path.read_text())
+        return {str(k): float(v) for k, v in data.items()}
+    frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    if not {"program_id", "runtime_ms"} <= set(frame.columns):
+        raise ValueError(f"{path}: needs program_id and runtime_ms columns")
+    return dict(zip(frame["program_id"].astype(str), frame["runtime_ms"].astype(float)))
+
+
+def _features(source: str) -> dict:
+    from structcover.tools.features.extract import extract_features  # heavy: tree-sitter
+
+    return dict(extract_features(source).values)
+
+
+def _mutated(source: str, block: int) -> str:
+    # The launch-config mutation is recorded as a marker line so the program id changes with it.
+    return f"// structcover-sim: launch block size {block}\n{source}"
+
+
+def simulate(settings: SimulationSettings = SimulationSettings(), *,
+             families: list[TaskFamily] | None = None, measured: dict[str, float] | None = None,
+             gpu: GpuSpec = GpuSpec()) -> pd.DataFrame:
+    """Simulate ``settings.rounds`` rounds of rollouts; one feature-table row per rollout.
+
+    Columns: ``program_id``, ``task_id``, ``round``, ``correct``, ``speedup``, ``runtime_ms``,
+    ``reward_source``, ``program``, ``family``, ``variant``, ``mutation`` and every feature.
+
+    Raises:
+        ValueError: The corpus is empty, or ``collapse_feature`` is not a feature.
+    """
+    families = load_corpus() if families is None else families
+    if not families:
+        raise ValueError("simulate: the corpus has no task families")
+    measured = measured or {}
+    rng = np.random.default_rng(settings.seed)
+    rows = []
+    for fam in families:
+        progs = fam.programs
+        feats = [_features(p.source) for p in progs]
+        for spec in fam.tasks:
+            work = workload(spec)
+            ref_s = predict_time_s(feats[0], work, gpu)
+            times = np.array([predict_time_s(f, work, gpu) for f in feats])
+            target = _target_set(settings.collapse_feature, feats, times)
+            for rnd in range(settings.rounds):
+                a = 1.0 - (1.0 - settings.collapse) ** rnd
+                p = (1 - a) / len(progs) + a * target / target.sum()
+                picks = rng.choice(len(progs), size=settings.rollouts_per_task, p=p)
+                for j in picks:
+                    values, source, mutation = dict(feats[j]), progs[j].source, ""
+                    if rng.random() < settings.mutate_p:
+                        block = int(rng.choice(BLOCK_SIZES))
+                        values["launch.block_size"] = float(block)
+                        source, mutation = _mutated(source, block), f"block={block}"
+                    pid = content_hash(source)
+                    if pid in measured:
+                        ms, src = measured[pid], "measured-gpu"
+                        ref_ms = measured.get(content_hash(fam.reference.source), ref_s * 1e3)
+                    else:
+                        noise = float(np.exp(rng.normal(0.0, settings.noise_sigma)))
+                        ms, src, ref_ms = predict_time_s(values, work, gpu) * 1e3 * noise, \
+                            "simulated", ref_s * 1e3
+                    rows.append({"program_id": pid, "task_id": spec.task_id, "round": rnd,
+                                 "correct": bool(rng.random() >= settings.p_incorrect),
+                                 "speedup": ref_ms / ms, "runtime_ms": ms,
+                                 "reward_source": src, "program": source, "family": fam.name,
+                                 "variant": progs[j].name, "mutation": mutation, **values})
+    return pd.DataFrame(rows)
+
+
+def _target_set(feature: str | None, feats: list[dict], times: np.ndarray) -> np.ndarray:
+    """Indicator of the programs the policy collapses onto."""
+    if feature is None:
+        out = np.zeros(len(feats))
+        out[int(np.argmin(times))] = 1.0
+        return out
+    if not any(feature in f for f in feats):
+        raise ValueError(f"collapse_feature {feature!r} is not a feature of the corpus")
+    vals = [str(f.get(feature)) for f in feats]
+    mode = max(sorted(set(vals)), key=vals.count)
+    return np.array([1.0 if v == mode else 0.0 for v in vals])
