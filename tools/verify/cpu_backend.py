@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from structcover.config import VerifySettings
+from structcover.config import VerifySettings, load_settings
 from structcover.schema import DTYPES, ScalarArg, TaskSpec, TensorArg, eval_size_expr
 from structcover.tools.verify.backend import RunResult
 from structcover.tools.verify.emulator import BuildError, EmulatorLibrary, build_library, compiler, first_error
@@ -83,12 +83,12 @@ class CpuEmulatorBackend:
     def __init__(self, settings: VerifySettings | None = None, *,
                  schedules: tuple[str, ...] | list[str] = DEFAULT_SCHEDULES, workers: int = 0):
         """Args:
-            settings: Verification settings (cache folder); defaults when None.
+            settings: Verification settings (cache folder); the loaded settings when None.
             schedules: Fiber schedules to run and compare: ``forward``, ``reverse``,
                 ``random:SEED``. The first one's outputs are returned.
             workers: Worker threads for blocks; 0 = one per core.
         """
-        self.settings = settings or VerifySettings()
+        self.settings = settings or load_settings().verify
         self.schedules = tuple(schedules) or DEFAULT_SCHEDULES
         self.workers = workers
         #: Wall seconds inside kernel launches in the last run's first schedule.
@@ -250,6 +250,6 @@ def run_program(source: str, spec: TaskSpec, inputs: dict[str, np.ndarray], *,
     Returns:
         The run's result (``backend = "cpu"``).
     """
-    settings = VerifySettings(cache_dir=Path(cache_dir)) if cache_dir else VerifySettings()
+    settings = VerifySettings(cache_dir=Path(cache_dir)) if cache_dir else load_settings().verify
     backend = CpuEmulatorBackend(settings, schedules=tuple(schedules or DEFAULT_SCHEDULES), workers=workers)
     return backend.run(source, spec, inputs, sizes=sizes, timeout_s=timeout_s)
