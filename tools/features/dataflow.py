@@ -77,8 +77,8 @@ class Resolver:
 
     facts: Facts
     func: Func
-    memo: dict[bytes, tuple[Poly | None, str, int]] = field(default_factory=dict)
-    active: set[bytes] = field(default_factory=set)
+    memo: dict[tuple[bytes, int], tuple[Poly | None, str, int]] = field(default_factory=dict)
+    active: set[tuple[bytes, int]] = field(default_factory=set)
     max_chain: int = 0
 
     def resolve(self, node: Node) -> tuple[Poly, int]:
@@ -90,63 +90,79 @@ class Resolver:
         """
         return self._eval(node, 0)
 
-    def variable(self, name: bytes) -> tuple[Poly, int]:
-        """Polynomial of a variable through its definitions (a symbol when it has none)."""
-        if name in self.memo:
-            poly, err, chain = self.memo[name]
+    def variable(self, name: bytes, at: int | None = None) -> tuple[Poly, int]:
+        """Polynomial of a variable through its definitions (a symbol when it has none).
+
+        Args:
+            name: The variable.
+            at: Byte offset of the use: picks the innermost declaration visible there, so
+                two variables of one name in different blocks stay apart.
+        """
+        decl = self._visible_decl(name, at)
+        key = (name, decl[1].start_byte if decl is not None else -1)
+        if key in self.memo:
+            poly, err, chain = self.memo[key]
             if err == "indirect":
                 raise Indirect(name)
             if err == "unknown":
                 raise NotAffine(name)
             return poly, chain  # type: ignore[return-value]
-        if name in self.active:  # a cycle (x = x + 1): the variable varies, keep it a symbol
+        if key in self.active:  # a cycle (x = x + 1): the variable varies, keep it a symbol
             return {(name.decode("utf-8", "replace"),): 1.0}, 0
-        self.active.add(name)
+        self.active.add(key)
         try:
-            poly, chain = self._variable(name)
+            poly, chain = self._variable(name, decl)
         except Indirect:
-            self.memo[name] = (None, "indirect", 0)
+            self.memo[key] = (None, "indirect", 0)
             raise
         except NotAffine:
-            self.memo[name] = (None, "unknown", 0)
+            self.memo[key] = (None, "unknown", 0)
             raise
         finally:
-            self.active.discard(name)
-        self.memo[name] = (poly, "", chain)
+            self.active.discard(key)
+        self.memo[key] = (poly, "", chain)
         return poly, chain
 
-    def _variable(self, name: bytes) -> tuple[Poly, int]:
+    def _visible_decl(self, name: bytes, at: int | None) -> tuple[str, Node] | None:
+        best = None
+        scopes = self.func.def_scope
+        for op, value in self.func.defs.get(name, ()):
+            if op not in ("decl", "for"):
+                continue
+            if at is None:
+                return op, value
+            scope = scopes.get(value.start_byte)
+            if scope is not None and scope[0] <= at < scope[1] and value.start_byte < at:
+                if best is None or value.start_byte > best[1].start_byte:
+                    best = (op, value)
+        return best
+
+    def _variable(self, name: bytes, decl: tuple[str, Node] | None) -> tuple[Poly, int]:
         sym = {(name.decode("utf-8", "replace"),): 1.0}
-        func = self.func
-        defs = func.defs.get(name)
-        if name in func.loop_vars:
-            loop = func.loop_vars[name]
-            init = loop.child_by_field_name("initializer")
-            value = None
-            if init is not None and init.type == "declaration":
-                for d in init.children_by_field_name("declarator"):
-                    if d.type == "init_declarator":
-                        value = d.child_by_field_name("value")
-            elif init is not None:
-                value = init.child_by_field_name("right")
-            if value is None:
-                return sym, 1
-            poly, chain = self._eval(value, 1)
-            return _add(poly, sym), chain + 1
-        if not defs:
-            macro = self.facts.macros.get(name)
-            if macro is not None:
-                try:
-                    return {(): _number(macro)}, 0
-                except ValueError:
-                    return sym, 0
-            return sym, 0
-        plain = [v for op, v in defs if op in ("decl", "=")]
-        if not plain:
-            return sym, 0
-        poly, chain = self._eval(plain[0], 1)
-        varies = len(defs) > 1
-        for value in plain[1:4]:
+        defs = self.func.defs.get(name, [])
+        if decl is not None:
+            lo, hi = self.func.def_scope.get(decl[1].start_byte, (0, 1 << 62))
+            others = [(op, v) for op, v in defs
+                      if op not in ("decl", "for") and lo <= v.start_byte < hi]
+        else:
+            others = [(op, v) for op, v in defs if op not in ("decl", "for")]
+        if decl is None:
+            plain = [v for op, v in others if op == "="]
+            if not plain:
+                macro = self.facts.macros.get(name)
+                if macro is not None and not others:
+                    try:
+                        return {(): _number(macro)}, 0
+                    except ValueError:
+                        return sym, 0
+                return sym, 0
+            base, rest = plain[0], plain[1:]
+            varies = len(others) > 1 or name in self.func.loop_vars
+        else:
+            base, rest = decl[1], [v for op, v in others if op == "="]
+            varies = bool(others) or decl[0] == "for"
+        poly, chain = self._eval(base, 1)
+        for value in rest[:3]:
             other, _ = self._eval(value, 1)
             if _thread_part(other) != _thread_part(poly):
                 raise NotAffine(name)
@@ -164,7 +180,7 @@ class Resolver:
             except ValueError as exc:
                 raise NotAffine("number") from exc
         if t == "identifier":
-            poly, chain = self.variable(node.text)
+            poly, chain = self.variable(node.text, node.start_byte)
             self.max_chain = max(self.max_chain, chain)
             return poly, chain
         if t == "field_expression":
@@ -252,7 +268,8 @@ class Resolver:
                 raise NotAffine("mask")
             # x % n keeps x's per-lane step (it wraps at most once across a warp for n >= 32).
             lane = {m: c for m, c in a.items() if "tid.x" in m}
-            if kb is not None and kb < 32 and lane:
+            modulus = (kb + 1 if o == "&" else kb) if kb is not None else None
+            if modulus is not None and modulus < 32 and lane:
                 raise NotAffine("sub-warp modulo")
             return _add(lane, {("~r:" + node.text.decode("utf-8", "replace"),): 1.0}), chain
         raise NotAffine(o)

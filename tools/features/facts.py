@@ -63,6 +63,8 @@ class Func:
     kind: str  # "global", "device" or "host"
     params: dict[bytes, Param] = field(default_factory=dict)
     defs: dict[bytes, list[tuple[str, Node]]] = field(default_factory=dict)
+    #: Byte range where a declared ("decl"/"for") definition is visible, by its value's start.
+    def_scope: dict[int, tuple[int, int]] = field(default_factory=dict)
     loop_vars: dict[bytes, Node] = field(default_factory=dict)  # name -> for_statement
     local_ptrs: set[bytes] = field(default_factory=set)
     local_arrays: set[bytes] = field(default_factory=set)
@@ -103,6 +105,8 @@ class Facts:
     nodes: int = 0
     errors: int = 0
     _starts: list[int] = field(default_factory=list, repr=False)
+    #: (device function, pointer parameter) pairs that callers bind to shared arrays.
+    shared_params: set[tuple[bytes, bytes]] = field(default_factory=set)
 
     def func_at(self, byte: int) -> Func | None:
         """The function whose body holds ``byte`` (functions are in document order)."""
@@ -196,6 +200,7 @@ class _Walker:
         self.func_end = -1
         self.loops: list[Node] = []
         self.branches: list[Node] = []
+        self._loop_defs: list[tuple[bytes, Node, Node]] = []
 
     # -- handlers -------------------------------------------------------------------------
     def declaration(self, node: Node) -> None:
@@ -238,7 +243,12 @@ class _Walker:
                 value = inner.child_by_field_name("value")
                 target = inner.child_by_field_name("declarator")
                 if value is not None:
-                    func.defs.setdefault(name, []).append(("decl", value))
+                    loop = self._loop_defs[-1] if self._loop_defs else None
+                    op = "for" if loop is not None and loop[1] == value else "decl"
+                    func.defs.setdefault(name, []).append((op, value))
+                    scope = node.parent
+                    if scope is not None:
+                        func.def_scope[value.start_byte] = (scope.start_byte, scope.end_byte)
                 inner = target
             if inner is not None and inner.type == "pointer_declarator":
                 func.local_ptrs.add(name)
@@ -266,6 +276,10 @@ class _Walker:
                 name = declarator_name(decl)
                 if name is not None:
                     self.func.loop_vars[name] = node
+                    value = decl.child_by_field_name("value") \
+                        if decl.type == "init_declarator" else None
+                    if value is not None:  # replaces the "decl" entry the declaration adds
+                        self._loop_defs.append((name, value, node))
         elif init.type == "assignment_expression":
             left = init.child_by_field_name("left")
             if left is not None and left.type == "identifier":
@@ -400,6 +414,36 @@ _INTERESTING = frozenset({
     "launch_bounds", "gnu_asm_expression", "qualified_identifier", "preproc_include"})
 
 
+def _shared_params(facts: Facts) -> None:
+    """Mark pointer parameters of device functions that callers pass shared arrays to, so
+    accesses inside helpers (``block_reduce(float* red)``) count as shared."""
+    callees = {f.name: f for f in facts.funcs if f.kind == "device"}
+    if not callees:
+        return
+    for func in facts.funcs:
+        for name, site in func.calls:
+            callee = callees.get(name)
+            args = site.node.child_by_field_name("arguments") if callee is not None else None
+            if args is None:
+                continue
+            params = list(callee.params)
+            for i, arg in enumerate(args.named_children[:len(params)]):
+                base = arg
+                for _ in range(8):  # &s[k], s + off, (s) -> s
+                    if base.type == "identifier":
+                        break
+                    nxt = (base.child_by_field_name("argument") or base.child_by_field_name("left")
+                           or (base.named_children[0] if base.named_children else None))
+                    if nxt is None:
+                        break
+                    base = nxt
+                if base.type == "identifier" and (base.text in func.shared
+                                                  or base.text in facts.file_shared):
+                    facts.shared_params.add((callee.name, params[i]))
+
+
 def collect(parsed: Parsed) -> Facts:
     """Walk ``parsed`` once and return its facts."""
-    return _Walker(parsed).run()
+    facts = _Walker(parsed).run()
+    _shared_params(facts)
+    return facts

@@ -67,7 +67,9 @@ def base_space(facts: Facts, func: Func, name: bytes) -> str | None:
         return "shared"
     param = func.params.get(name)
     if param is not None:
-        return "global" if param.pointer else None
+        if not param.pointer:
+            return None
+        return "shared" if (func.name, name) in facts.shared_params else "global"
     if name in facts.constant_vars:
         return "constant"
     if name in facts.device_globals:
@@ -182,7 +184,13 @@ def _classify_site(facts: Facts, func: Func, res: Resolver, site: Site) -> Acces
         if parent.type == "subscript_expression" and parent.start_byte == node.start_byte:
             return None  # inner part of a multi-dimensional access; the outer one counts
         if parent.type == "pointer_expression" and parent.child(0).type == "&":
-            return None  # an address is taken, nothing is read or written here
+            # An address is taken: nothing is accessed here, unless it feeds a load
+            # intrinsic (__ldg(&x[i]) reads x[i] through the read-only path).
+            args = parent.parent
+            call = args.parent if args is not None and args.type == "argument_list" else None
+            fn = call.child_by_field_name("function") if call is not None else None
+            if fn is None or not fn.text.startswith(b"__ld"):
+                return None
     store = (node.start_byte, node.end_byte) in func.stores
     try:
         if node.type == "subscript_expression":
@@ -285,7 +293,7 @@ def memory_features(facts: Facts, mem: MemoryFacts,
                     resolvers: dict[int, Resolver]) -> dict[str, float | int | bool]:
     """``mem.*`` and ``smem.*`` values from the classified accesses."""
     counts = {"coalesced": 0, "strided": 0, "broadcast": 0, "indirect": 0, "unknown": 0}
-    loads = stores = vec = smem_acc = 0
+    loads = stores = vec = smem_acc = strided_loads = strided_stores = 0
     for acc in mem.accesses:
         if acc.vector > 1:
             vec += 1
@@ -297,8 +305,10 @@ def memory_features(facts: Facts, mem: MemoryFacts,
         counts[acc.kind] += 1
         if acc.store:
             stores += 1
+            strided_stores += acc.kind == "strided"
         else:
             loads += 1
+            strided_loads += acc.kind == "strided"
     total = sum(counts.values())
     known = counts["coalesced"] + counts["strided"]
     static_bytes = 0
@@ -334,6 +344,8 @@ def memory_features(facts: Facts, mem: MemoryFacts,
         "mem.global_accesses": total,
         "mem.global_loads": loads,
         "mem.global_stores": stores,
+        "mem.global_strided_loads": strided_loads,
+        "mem.global_strided_stores": strided_stores,
         "mem.global_coalesced": counts["coalesced"],
         "mem.global_strided": counts["strided"],
         "mem.global_broadcast": counts["broadcast"],

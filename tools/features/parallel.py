@@ -32,7 +32,7 @@ def depends_on_thread(node: Node, res: Resolver) -> bool:
             name = n.text
             if name in res.func.loop_vars or name in res.func.defs:
                 try:
-                    if thread_dependent(res.variable(name)[0]):
+                    if thread_dependent(res.variable(name, n.start_byte)[0]):
                         return True
                 except (NotAffine, Indirect):
                     if any(b"threadIdx" in v.text or b"thread_rank" in v.text

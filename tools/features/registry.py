@@ -63,6 +63,8 @@ FEATURES: tuple[FeatureSpec, ...] = (
     _f("mem.global_accesses", "count", "global-memory accesses (loads + stores) in device code"),
     _f("mem.global_loads", "count", "global-memory loads"),
     _f("mem.global_stores", "count", "global-memory stores"),
+    _f("mem.global_strided_loads", "count", "strided global loads"),
+    _f("mem.global_strided_stores", "count", "strided global stores"),
     _f("mem.global_coalesced", "count", "global accesses with unit stride in threadIdx.x"),
     _f("mem.global_strided", "count", "global accesses with a constant >1 or symbolic stride in threadIdx.x"),
     _f("mem.global_broadcast", "count", "global accesses independent of threadIdx.x (warp-uniform)"),

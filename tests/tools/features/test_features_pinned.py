@@ -124,7 +124,7 @@ def test_transposes():
 def test_vector_loads_and_ldg():
     f = v(K.VECTOR)
     assert f["mem.vector_loads"] == 3
-    assert f["mem.global_coalesced"] == 3  # float4 [i] twice and &a[4*i] as float4
+    assert f["mem.global_coalesced"] == 4  # float4 [i] twice, &a[4*i] as float4, __ldg(&a[i])
     assert f["mem.ldg"] == 1
 
 
