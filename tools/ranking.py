@@ -240,14 +240,14 @@ def available_baselines(frame: pd.DataFrame) -> tuple[list[str], list[str]]:
 
 
 def standard_specs(frame: pd.DataFrame, f_star: list[str] | None = None,
-                   select: Callable[[pd.DataFrame], list[str]] | None = None
-                   ) -> tuple[list[PredictorSpec], list[str]]:
-    """The issue-8 rows: each baseline, F*, and F* plus each baseline."""
+                   select: Callable[[pd.DataFrame], list[str]] | None = None, *,
+                   name: str = "F*") -> tuple[list[PredictorSpec], list[str]]:
+    """The issue-8 rows: each baseline, F* (or ``name``), and F* plus each baseline."""
     base, notes = available_baselines(frame)
     specs = [PredictorSpec(name=b, baselines=[b]) for b in base]
     fs = list(f_star or [])
-    specs.append(PredictorSpec(name="F*", columns=fs, select=select))
-    specs += [PredictorSpec(name=f"F* + {b}", columns=fs, baselines=[b], select=select)
+    specs.append(PredictorSpec(name=name, columns=fs, select=select))
+    specs += [PredictorSpec(name=f"{name} + {b}", columns=fs, baselines=[b], select=select)
               for b in base]
     return specs, notes
 
