@@ -1,0 +1,178 @@
+"""Round-by-round diagnosis over a state folder: the frozen archive, discoveries, history.
+
+State layout (shared with ``structcover discover``)::
+
+    <state>/archive.json                 the frozen archive, created at the first round
+    <state>/infeasible.json              optional list of InfeasibilityProof objects
+    <state>/rounds/<N>/discovery.json    discovery of round N (written by discover or here)
+    <state>/rounds/<N>/diagnosis.json    diagnosis of round N
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from structcover.config import ArchiveSettings, DiscoverySettings
+from structcover.tools.archive import ARCHIVE_FILE, Archive, build_archive, load_archive
+from structcover.tools.diagnosis import Diagnosis, diagnose
+from structcover.tools.entropy import EntropyReport
+from structcover.tools.feasibility import InfeasibilityProof
+from structcover.tools.report import RoundPoint
+from structcover.tools.sampling import write_text
+
+
+@dataclass
+class DiagnosisRun:
+    """A diagnosed round with what produced it."""
+
+    diagnosis: Diagnosis
+    archive: Archive
+    table: pd.DataFrame
+    history: list[RoundPoint]
+    simulated: bool
+    notes: list[str] = field(default_factory=list)
+
+
+def round_dir(state: Path, n: int) -> Path:
+    """``<state>/rounds/<n>``."""
+    return Path(state) / "rounds" / str(n)
+
+
+def feature_columns(table: pd.DataFrame) -> list[str]:
+    """Feature columns: names with a dot."""
+    return [c for c in table.columns if isinstance(c, str) and "." in c]
+
+
+def ensure_features(table: pd.DataFrame) -> pd.DataFrame:
+    """Extract features from ``program`` when the table has none.
+
+    Raises:
+        ValueError: No feature columns and no ``program`` column.
+    """
+    if feature_columns(table):
+        return table
+    if "program" not in table.columns:
+        raise ValueError("data has no feature columns (names with a dot) and no 'program' "
+                         "column to extract them from")
+    from structcover.schema import content_hash
+    from structcover.tools.features.extract import extract_table  # lazy: tree-sitter
+
+    table = table.copy()
+    if "program_id" not in table.columns:
+        table["program_id"] = table["program"].fillna("").astype(str).map(content_hash)
+    uniq = table.drop_duplicates("program_id")
+    feats = extract_table(list(zip(uniq["program_id"], uniq["program"].fillna("").astype(str))),
+                          workers=1)
+    return table.merge(feats, on="program_id", how="left")
+
+
+def pick_round(table: pd.DataFrame, round: int | None, notes: list[str]) -> tuple[int, pd.DataFrame]:
+    """This round's number and rows: ``round`` if given, else the table's last round."""
+    if "round" not in table.columns:
+        return (round or 0), table
+    rounds = sorted(pd.to_numeric(table["round"]).dropna().astype(int).unique())
+    n = rounds[-1] if round is None else round
+    if round is None and len(rounds) > 1:
+        notes.append(f"data holds rounds {rounds}; diagnosing the last, {n} (use --round)")
+    rows = table[pd.to_numeric(table["round"]) == n]
+    if rows.empty:
+        raise ValueError(f"data has no rows of round {n} (rounds present: {rounds})")
+    return n, rows
+
+
+def get_discovery(table: pd.DataFrame, state: Path, n: int, notes: list[str],
+                  settings: DiscoverySettings | None = None) -> Any | None:
+    """The saved discovery of round ``n``, else one computed now (and saved), else None."""
+    path = round_dir(state, n) / "discovery.json"
+    try:
+        from structcover.tools.mining import discover, load_discovery, save_discovery
+    except ImportError:
+        notes.append("feature discovery is not available: using all supplied feature columns")
+        return None
+    if path.is_file():
+        return load_discovery(path)
+    s = settings or DiscoverySettings()
+    try:
+        found = discover(table, tau_high=s.tau_high, tau_low=s.tau_low, bootstrap=s.bootstrap,
+                         correct_only=s.correct_only, normalize_within_task=s.normalize_within_task,
+                         seed=s.seed, round=n)
+    except ValueError as exc:
+        notes.append(f"discovery failed ({exc}): using all supplied feature columns")
+        return None
+    save_discovery(found, path)
+    notes.append(f"no saved discovery for round {n}: discovered now and saved to {path}")
+    return found
+
+
+def archive_features(discovery: Any | None, table: pd.DataFrame, notes: list[str]) -> list[str]:
+    """Critical features of F* (else all of F*, else every supplied feature column)."""
+    if discovery is not None:
+        f_star = [f for f in discovery.f_star if f in table.columns]
+        tiers = {f.name: f.tier for f in discovery.features}
+        crit = [f for f in f_star if tiers.get(f) == "critical"]
+        if crit:
+            return crit
+        if f_star:
+            notes.append("no critical feature in F*: the archive spans all of F*")
+            return f_star
+    cols = [c for c in feature_columns(table) if table[c].notna().any()]
+    notes.append(f"archive spans all {len(cols)} supplied feature columns (no F*)")
+    return cols
+
+
+def _load_proofs(state: Path) -> list[InfeasibilityProof]:
+    path = Path(state) / "infeasible.json"
+    if not path.is_file():
+        return []
+    return [InfeasibilityProof.model_validate(p) for p in json.loads(path.read_text())]
+
+
+def _saved(state: Path, n: int) -> dict | None:
+    path = round_dir(state, n) / "diagnosis.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def run_diagnosis(table: pd.DataFrame, state: Path, *, round: int | None = None,
+                  settings: ArchiveSettings | None = None,
+                  discovery_settings: DiscoverySettings | None = None,
+                  seed: int = 0) -> DiagnosisRun:
+    """Diagnose one round of ``table`` against the state's frozen archive (created if absent).
+
+    Raises:
+        ValueError: Bad data (no features, no such round, missing columns).
+    """
+    settings = settings or ArchiveSettings()
+    state = Path(state)
+    notes: list[str] = []
+    table = ensure_features(table)
+    n, rows = pick_round(table, round, notes)
+    discovery = get_discovery(rows, state, n, notes, discovery_settings)
+    archive = load_archive(state)
+    if archive is None:
+        archive = build_archive(rows, archive_features(discovery, rows, notes), settings=settings,
+                                seed=seed, frozen_round=n)
+        archive.empty_copy().save(state / ARCHIVE_FILE)
+        notes.append(f"archive created and frozen at round {n}: {state / ARCHIVE_FILE}")
+    prev_n = max((int(p.name) for p in (state / "rounds").glob("*")
+                  if p.name.isdigit() and int(p.name) < n and _saved(state, int(p.name))),
+                 default=None) if (state / "rounds").is_dir() else None
+    prev = _saved(state, prev_n) if prev_n is not None else None
+    d = diagnose(rows, archive, discovery=discovery, settings=settings, round=n, seed=seed,
+                 previous_entropy=EntropyReport.model_validate(prev["entropy"]) if prev else None,
+                 previous_round=prev_n, proofs=_load_proofs(state))
+    d.notes = [*notes, *d.notes]
+    write_text(d.to_json(), round_dir(state, n) / "diagnosis.json")
+    history = []
+    for p in sorted((state / "rounds").glob("*")):
+        saved = _saved(state, int(p.name)) if p.name.isdigit() else None
+        if saved:
+            history.append(RoundPoint(round=int(p.name), scov=saved["scov"],
+                                      entropy=saved["entropy"]["joint"]))
+    simulated = "reward_source" in rows.columns and (rows["reward_source"] == "simulated").any()
+    return DiagnosisRun(diagnosis=d, archive=archive, table=rows, history=history,
+                        simulated=bool(simulated), notes=notes)
