@@ -86,12 +86,20 @@ def write_text(text: str, path: Path) -> Path:
 def write_hf_dataset(table: pd.DataFrame, folder: Path) -> Path:
     """A folder that ``datasets.load_from_disk`` reads (written beside, then renamed in)."""
     from datasets import Dataset
+    from datasets.utils import logging as ds_logging
 
     folder = Path(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}."))
     try:
-        Dataset.from_pandas(table, preserve_index=False).save_to_disk(str(tmp))
+        # Tools never print: silence the library's progress bar, then restore its setting.
+        was_on = ds_logging.is_progress_bar_enabled()
+        ds_logging.disable_progress_bar()
+        try:
+            Dataset.from_pandas(table, preserve_index=False).save_to_disk(str(tmp))
+        finally:
+            if was_on:
+                ds_logging.enable_progress_bar()
         if folder.exists():
             shutil.rmtree(folder)
         os.replace(tmp, folder)
