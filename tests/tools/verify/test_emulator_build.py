@@ -1,0 +1,94 @@
+"""Building emulator libraries: content-hash cache, concurrent builders, schedules, entry point."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from emu_helpers import backend, needs_cxx, session_cache, spec_of, uniform  # noqa: E402
+
+from structcover.tools.verify.backend import ExecutionBackend  # noqa: E402
+from structcover.tools.verify.cpu_backend import CpuEmulatorBackend, run_program  # noqa: E402
+from structcover.tools.verify.emulator import EmulatorLibrary, build_library, runtime_object  # noqa: E402
+from structcover.tools.verify.rewriter import rewrite  # noqa: E402
+
+pytestmark = [needs_cxx, pytest.mark.slow]
+
+SAXPY = r"""
+#include <cuda_runtime.h>
+__global__ void saxpy(const float* x, float* y, float a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+extern "C" int launch(const float* x, float* y, float a, int n, cudaStream_t stream) {
+    saxpy<<<(n + 127) / 128, 128, 0, stream>>>(x, y, a, n);
+    return (int)cudaGetLastError();
+}
+"""
+SPEC = spec_of("saxpy", [("x", ["N"], "input"), ("y", ["N"], "inout")], [("a", 0.5, "float"), ("n", "N")],
+               {"N": 3000})
+
+
+def test_backend_implements_the_execution_contract():
+    be = CpuEmulatorBackend()
+    assert isinstance(be, ExecutionBackend) and be.name == "cpu"
+    ok, why = be.available()
+    assert ok, why
+
+
+def test_build_is_cached_by_content(tmp_path):
+    cpp = rewrite(SAXPY).source
+    first = build_library(cpp, tmp_path)
+    second = build_library(cpp, tmp_path)
+    assert not first.cached and second.cached and first.path == second.path
+    other = build_library(cpp.replace("a * x[i]", "x[i] * a"), tmp_path)
+    assert other.path != first.path
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_concurrent_builders_of_one_program_agree(tmp_path):
+    cpp = rewrite(SAXPY.replace("128", "64")).source
+    runtime_object(tmp_path)  # shared by both builders
+    paths, errors = [], []
+
+    def work():
+        try:
+            paths.append(build_library(cpp, tmp_path).path)
+        except Exception as exc:  # noqa: BLE001 - collected for the assertion
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(set(paths)) == 1
+    EmulatorLibrary(paths[0])  # loads
+
+
+def test_inout_argument_and_float_scalar(tmp_path_factory):
+    be = backend(session_cache(tmp_path_factory))
+    x, y = uniform(3000, 1), uniform(3000, 2)
+    r = be.run(SAXPY, SPEC, {"x": x, "y": y.copy()})
+    assert r.status == "ok", r.detail
+    np.testing.assert_allclose(r.outputs["y"], np.float32(0.5) * x + y, rtol=1e-6)
+    np.testing.assert_array_equal(r.inputs_after["x"], x)
+
+
+def test_unknown_schedule_is_rejected(tmp_path_factory):
+    be = backend(session_cache(tmp_path_factory), schedules=["sideways"])
+    with pytest.raises(ValueError, match="schedule 'sideways'"):
+        be.run(SAXPY, SPEC, {"x": uniform(3000), "y": uniform(3000)})
+
+
+def test_run_program_entry_point(tmp_path_factory):
+    x, y = uniform(3000, 3), uniform(3000, 4)
+    r = run_program(SAXPY, SPEC, {"x": x, "y": y.copy()}, schedules=["reverse"],
+                    cache_dir=str(session_cache(tmp_path_factory)))
+    assert r.status == "ok" and r.backend == "cpu", r.detail
+    np.testing.assert_allclose(r.outputs["y"], np.float32(0.5) * x + y, rtol=1e-6)
