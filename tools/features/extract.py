@@ -75,7 +75,8 @@ def _extract_values(source: str | bytes, patterns: PatternSet | None,
         text = source if isinstance(source, str) else source.decode("utf-8", "replace")
         language = detect_language(text)
         cuda_text: str | None = text
-        if language in ("torch", "triton", "cute") or looks_like_python(text):
+        if language in ("torch", "triton", "cute") or (language == "unknown"
+                                                       and looks_like_python(text)):
             cuda_text = embedded_cuda(text) or None
             if cuda_text is not None:
                 language = "cuda"

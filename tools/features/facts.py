@@ -13,10 +13,12 @@ import bisect
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
 
-from tree_sitter import Node
+from tree_sitter import Node, QueryCursor
 
-from structcover.tools.cuda_ast import Parsed, error_nodes
+from structcover.tools.cuda_ast import Parsed, error_nodes, language, query
 
 LOOPS = frozenset({"for_statement", "while_statement", "do_statement", "for_range_loop"})
 _QUALS = frozenset({"__global__", "__device__", "__host__"})
@@ -204,9 +206,13 @@ class _Walker:
 
     # -- handlers -------------------------------------------------------------------------
     def declaration(self, node: Node) -> None:
+        func = self.func
         text_head = []
         extern = False
-        for child in node.children:
+        # Most declarations are plain locals (`int i = ...`): their type words matter only
+        # for __shared__ arrays and file-scope variables, so skip reading them otherwise.
+        plain = func is not None and b"__shared__" not in node.text
+        for child in () if plain else node.children:
             t = child.type
             if t == "type_qualifier" or t == "storage_class_specifier":
                 text_head.append(child.text)
@@ -217,7 +223,6 @@ class _Walker:
                 text_head.append(child.text)
         head = b" ".join(text_head)
         is_shared = b"__shared__" in head
-        func = self.func
         for decl in node.children_by_field_name("declarator"):
             name = declarator_name(decl)
             if name is None:
@@ -314,19 +319,46 @@ class _Walker:
         self.func.calls.append((name, site))
 
     def run(self) -> Facts:
+        """Visit the nodes of interest in document order, tracking enclosing scopes.
+
+        The nodes come from one query (``facts.scm``): tree-sitter walks the tree in C and
+        hands back only the few node types the families read, which costs a fraction of a
+        Python cursor walk over every node.
+        """
+        facts = self.facts
+        root = facts.parsed.root
+        found = QueryCursor(query(_QUERY)).captures(root).get("n", [])
+        found.sort(key=_doc_order)
+        scopes: list[tuple[int, str]] = []
+        loops = self.loops
+        branches = self.branches
+        for node in found:
+            start = node.start_byte
+            while scopes and scopes[-1][0] <= start:
+                if scopes.pop()[1] == "loop":
+                    loops.pop()
+                else:
+                    branches.pop()
+            if self.func is not None and start >= self.func_end:
+                self.func = None
+            self.dispatch(node, node.type, start, scopes)
+        facts.nodes = root.descendant_count
+        facts.errors = error_nodes(root) if root.has_error else 0
+        return facts
+
+    def run_cursor(self) -> Facts:
+        """The same visit with a Python TreeCursor walk (reference for tests and benchmarks)."""
         facts = self.facts
         root = facts.parsed.root
         cursor = root.walk()
         scopes: list[tuple[int, str]] = []
         loops = self.loops
         branches = self.branches
-        interesting = _INTERESTING
-        nodes = 0
+        interesting, leaves = _kind_ids()
         while True:
             node = cursor.node
-            nodes += 1
-            t = node.type
-            if t in interesting:
+            k = node.kind_id
+            if k in interesting:
                 start = node.start_byte
                 while scopes and scopes[-1][0] <= start:
                     if scopes.pop()[1] == "loop":
@@ -335,12 +367,14 @@ class _Walker:
                         branches.pop()
                 if self.func is not None and start >= self.func_end:
                     self.func = None
-                self.dispatch(node, t, start, scopes)
-            if cursor.goto_first_child():
+                self.dispatch(node, node.type, start, scopes)
+                if cursor.goto_first_child():
+                    continue
+            elif k not in leaves and cursor.goto_first_child():
                 continue
             while not cursor.goto_next_sibling():
                 if not cursor.goto_parent():
-                    facts.nodes = nodes
+                    facts.nodes = root.descendant_count
                     facts.errors = error_nodes(root) if root.has_error else 0
                     return facts
 
@@ -407,6 +441,30 @@ class _Walker:
                 facts.includes.append(p.text)
 
 
+#: Subtrees that hold nothing the families read: the walk does not descend into them.
+_OPAQUE = frozenset({"identifier", "number_literal", "string_literal", "primitive_type",
+                     "type_identifier", "field_identifier", "comment", "parameter_list",
+                     "template_argument_list", "type_descriptor", "system_lib_string",
+                     "char_literal", "raw_string_literal", "sized_type_specifier",
+                     "type_qualifier", "storage_class_specifier", "template_parameter_list"})
+
+
+@lru_cache(maxsize=1)
+def _kind_ids() -> tuple[frozenset[int], frozenset[int]]:
+    """Numeric kind ids of the interesting and opaque node types (ints compare faster than
+    the type strings the walk would otherwise build for every node)."""
+    lang = language()
+    interesting: set[int] = set()
+    opaque: set[int] = set()
+    for kid in range(lang.node_kind_count):
+        name = lang.node_kind_for_id(kid)
+        if name in _INTERESTING:
+            interesting.add(kid)
+        elif name in _OPAQUE:
+            opaque.add(kid)
+    return frozenset(interesting), frozenset(opaque)
+
+
 _INTERESTING = frozenset({
     "subscript_expression", "pointer_expression", "assignment_expression", "call_expression",
     "declaration", *LOOPS, "if_statement", "switch_statement", "conditional_expression",
@@ -442,8 +500,21 @@ def _shared_params(facts: Facts) -> None:
                     facts.shared_params.add((callee.name, params[i]))
 
 
-def collect(parsed: Parsed) -> Facts:
-    """Walk ``parsed`` once and return its facts."""
-    facts = _Walker(parsed).run()
+def _doc_order(node: Node) -> tuple[int, int]:
+    return node.start_byte, -node.end_byte
+
+
+_QUERY = (Path(__file__).with_name("facts.scm")).read_text()
+
+
+def collect(parsed: Parsed, cursor_walk: bool = False) -> Facts:
+    """Visit ``parsed`` once and return its facts.
+
+    Args:
+        parsed: The parse.
+        cursor_walk: Use a Python TreeCursor walk instead of the query (same facts).
+    """
+    walker = _Walker(parsed)
+    facts = walker.run_cursor() if cursor_walk else walker.run()
     _shared_params(facts)
     return facts

@@ -20,11 +20,12 @@ _REFERENCE_LIBS = (b"cublas", b"cudnn", b"at::", b"torch::", b"cutlass")
 
 def detect_language(text: str) -> str:
     """``triton``, ``cute``, ``torch``, ``cuda`` or ``unknown`` from the text alone."""
-    if _TRITON.search(text):
+    # Substring checks first: the regexes only run when their keyword is present at all.
+    if "triton" in text and _TRITON.search(text):
         return "triton"
-    if _CUTE.search(text):
+    if ("cute" in text or "cutlass" in text) and _CUTE.search(text):
         return "cute"
-    if _TORCH.search(text):
+    if "torch" in text and _TORCH.search(text):
         return "torch"
     if _CUDA.search(text):
         return "cuda"
