@@ -1,0 +1,67 @@
+import shutil
+
+import pytest
+
+from structcover.tools.mutations.base import Builder, get_operator, parse_moves, registry
+from structcover.tools.mutations.stats import (MutationResult, StatsTable, VariantCheck,
+                                               load_stats, moved_as_promised, record, save_stats)
+
+EXPECTED_MODULES = {"unroll", "fusion", "smem_promotion", "vectorize", "sync_granularity",
+                    "parallel_strategy", "reduction_strategy", "launch_config", "padding"}
+
+
+def test_every_operator_declares_moves_and_when_it_does_not_apply():
+    ops = registry()
+    assert {info.family for info in ops.values()} == EXPECTED_MODULES
+    for name, info in ops.items():
+        assert info.moves, name
+        doc = " ".join(info.doc.lower().split())
+        assert "not appl" in doc or "applies" in doc, name
+
+
+def test_parse_moves_reads_the_docstring_section():
+    doc = "Do a thing.\n\n    Moves:\n        smem.tiled: up\n        warp.shuffles: down\n\n    More."
+    assert parse_moves(doc) == {"smem.tiled": "up", "warp.shuffles": "down"}
+    with pytest.raises(ValueError, match="bad Moves line"):
+        parse_moves("Moves:\n    smem.tiled: sideways\n")
+
+
+def test_unknown_operator_names_the_known_ones():
+    with pytest.raises(KeyError, match="unroll_pragma"):
+        get_operator("nope")
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+def test_builder_never_keeps_code_that_does_not_compile():
+    b = Builder("unroll_pragma", "int x;")
+    assert not b.add("__global__ void k() { undefined_name = 1; }")
+    result = b.done("nothing")
+    assert not result.variants and result.rejected and "does not compile" in result.not_applicable
+
+
+def test_moved_as_promised_directions():
+    assert moved_as_promised({"a": 1, "f": False}, {"a": 2, "f": True}, {"a": "up", "f": "up"})[0]
+    ok, misses = moved_as_promised({"a": 1}, {"a": 1}, {"a": "up"})
+    assert not ok and "promised up" in misses[0]
+    assert moved_as_promised({"b": 256}, {"b": 128}, {"b": "set"})[0]
+    assert not moved_as_promised({"a": None}, {"a": 3}, {"a": "down"})[0]
+
+
+def test_stats_record_counts_failures_as_failures(tmp_path):
+    table = StatsTable(backend="cpu", trials=2)
+    result = MutationResult(operator="op", variants=[], not_applicable="x")
+    record(table, result, [])
+    checks = [VariantCheck(operator="op", family="f1", program="p", equivalent=True, moved=True),
+              VariantCheck(operator="op", family="f2", program="p", equivalent=False, moved=True,
+                           failure="mismatch"),
+              VariantCheck(operator="op", family="f3", program="p", equivalent=None, moved=False,
+                           misses=["x: promised up"])]
+    record(table, MutationResult(operator="op"), checks)
+    st = table.operators["op"]
+    assert (st.tried, st.applied, st.equivalent, st.not_equivalent, st.unverified) == (2, 0, 1, 1, 1)
+    assert st.moved_as_promised == 2 and st.families_equivalent == ["f1"]
+    path = save_stats(table, tmp_path / "s" / "operator_stats.json")
+    assert load_stats(state_dir=path.parent).operators["op"].equivalent == 1
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(ValueError, match="bad.json"):
+        load_stats(tmp_path / "bad.json")
