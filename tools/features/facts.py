@@ -131,6 +131,8 @@ _VEC = re.compile(rb"\b(?:float|int|uint|double|half|__half|char|uchar|short|lon
 
 def vector_width(type_text: bytes) -> int:
     """Lanes of the vector type named in ``type_text`` (``float4`` -> 4), 1 for scalars."""
+    if not any(d in type_text for d in (b"2", b"3", b"4")):
+        return 1
     m = _VEC.search(type_text)
     return int(m.group(1)) if m else 1
 

@@ -128,6 +128,9 @@ def describe(name: str) -> str:
         raise KeyError(f"unknown feature {name!r}") from exc
 
 
+_DEFAULTS: dict[str, float | int | bool | str | None] = {f.name: f.default for f in FEATURES}
+
+
 def defaults() -> dict[str, float | int | bool | str | None]:
-    """Every registered feature at its default value."""
-    return {f.name: f.default for f in FEATURES}
+    """Every registered feature at its default value (a fresh dict)."""
+    return dict(_DEFAULTS)
