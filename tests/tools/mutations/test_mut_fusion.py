@@ -1,4 +1,4 @@
-from conftest import not_applicable, program, verify_operator
+from mutation_cases import not_applicable, program, verify_operator
 
 from structcover.tools.mutations.fusion import loop_fission, loop_fusion
 from structcover.tools.mutations.stats import check_variant

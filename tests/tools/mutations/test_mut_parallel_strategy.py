@@ -1,4 +1,4 @@
-from conftest import not_applicable, verify_operator
+from mutation_cases import not_applicable, verify_operator
 
 
 def test_to_grid_stride_variants_verify(cpu_backend):

@@ -1,4 +1,4 @@
-from conftest import not_applicable, program, verify_operator
+from mutation_cases import not_applicable, program, verify_operator
 
 from structcover.tools.features.extract import extract_features
 from structcover.tools.mutations.smem_promotion import tile_smem

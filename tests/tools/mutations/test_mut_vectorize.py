@@ -1,4 +1,4 @@
-from conftest import not_applicable, program, verify_operator
+from mutation_cases import not_applicable, program, verify_operator
 
 from structcover.tools.mutations.smem_promotion import tile_smem
 from structcover.tools.mutations.stats import check_variant
