@@ -184,6 +184,7 @@ class EmulatorLibrary:
                 lib.sc_status.restype = ctypes.c_int
                 lib.sc_detail.restype = ctypes.c_char_p
                 lib.sc_kernel_seconds.restype = ctypes.c_double
+                lib.sc_kernel_cpu_seconds.restype = ctypes.c_double
                 lib.sc_launch_count.restype = ctypes.c_long
                 self._loaded[path] = lib
         self.lib = lib
@@ -210,6 +211,10 @@ class EmulatorLibrary:
     def kernel_seconds(self) -> float:
         """Wall time spent inside kernel launches since the last configure()."""
         return float(self.lib.sc_kernel_seconds())
+
+    def kernel_cpu_seconds(self) -> float:
+        """CPU time of the worker threads inside kernel launches since the last configure()."""
+        return float(self.lib.sc_kernel_cpu_seconds())
 
     def launches(self) -> int:
         """Kernel launches since the last configure()."""

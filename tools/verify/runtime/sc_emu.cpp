@@ -66,6 +66,8 @@ struct Worker : Block {
   bool serial = false;     // block runs its threads one after another on one fiber
   size_t nthreads = 0;
   int live = 0, arrived = 0;
+  size_t pos = 0, pass_len = 0;  // position in the current scheduling pass
+  int ran = 0;                   // fibers resumed in the current pass
   unsigned long long rng = 1;
   pthread_t thread{};
   char* altstack = nullptr;
@@ -88,6 +90,7 @@ struct Global {
   std::vector<Worker*> workers;
   std::set<void*> allocations;
   double kernel_seconds = 0.0;
+  double kernel_cpu_seconds = 0.0;  // CPU time of the worker threads inside launches
   long launches = 0;
   // The launch in progress.
   dim3 grid, block;
@@ -281,9 +284,28 @@ void on_exit(Fiber* f) {
   if (w->arrived > 0 && w->arrived == w->live) release_barrier(w, f);
 }
 
-[[noreturn]] void yield_dead(Fiber* f) {
+Fiber* next_runnable(Worker* w) {
+  while (w->pos < w->pass_len) {
+    size_t k = w->pos++;
+    Fiber* f = &w->fibers[w->serial ? 0 : w->order[k]];
+    if (f->state == kRunnable) {
+      ++w->ran;
+      return f;
+    }
+  }
+  return nullptr;
+}
+
+// A fiber that blocks or exits hands the worker straight to the next runnable fiber of the
+// pass (one switch instead of two through the scheduler); the scheduler runs between passes.
+void switch_out(Fiber* f) {
   Worker* w = worker_of(f);
-  sc_switch_ctx(&f->sp, w->sched_sp);
+  Fiber* next = G().abort.load(std::memory_order_relaxed) ? nullptr : next_runnable(w);
+  sc_switch_ctx(&f->sp, next ? next->sp : w->sched_sp);
+}
+
+[[noreturn]] void yield_dead(Fiber* f) {
+  switch_out(f);
   __builtin_unreachable();
 }
 
@@ -347,7 +369,8 @@ void run_block(Worker* w, unsigned linear) {
   w->smem = w->arena_store.data();
   memset(w->smem, g.poison, g.dyn + w->static_hw);
   w->static_used = 0;
-  w->site_off.assign(kMaxSites, -1);
+  if (w->site_off.size() != (size_t)kMaxSites) w->site_off.assign(kMaxSites, -1);
+  std::fill_n(w->site_off.begin(), std::min(kMaxSites, g_sites.load()), -1L);
   w->live = (int)nf;
   w->nthreads = n;
   w->arrived = 0;
@@ -369,17 +392,16 @@ void run_block(Worker* w, unsigned linear) {
     if (g.schedule == kRandom && !w->serial) {
       for (size_t i = n - 1; i > 0; --i) std::swap(w->order[i], w->order[xorshift(w->rng) % (i + 1)]);
     }
-    int ran = 0;
-    for (size_t k = 0; k < n; ++k) {
-      Fiber& f = w->fibers[w->serial ? 0 : w->order[k]];
-      if (f.state != kRunnable) continue;
-      ++ran;
+    w->pos = 0;
+    w->pass_len = n;
+    w->ran = 0;
+    if (Fiber* f = next_runnable(w)) {
       w->in_fiber = 1;
-      sc_switch_ctx(&w->sched_sp, f.sp);
+      sc_switch_ctx(&w->sched_sp, f->sp);
       w->in_fiber = 0;
-      if (g.abort.load(std::memory_order_relaxed)) return;
     }
-    if (!ran && w->live > 0) {
+    if (g.abort.load(std::memory_order_relaxed)) return;
+    if (!w->ran && w->live > 0) {
       record(kDeadlock, describe_deadlock(w));
       return;
     }
@@ -430,11 +452,18 @@ void worker_main(Worker* w) {
   sigaddset(&set, SIGSEGV);
   sigaddset(&set, SIGBUS);
   pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+  struct timespec c0, c1;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
   for (;;) {
     if (g.abort.load()) break;
     size_t k = g.next.fetch_add(1);
     if (k >= g.block_order.size()) break;
     run_block(w, g.block_order[k]);
+  }
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+  {
+    std::lock_guard<std::mutex> lock(g.mu);
+    g.kernel_cpu_seconds += (double)(c1.tv_sec - c0.tv_sec) + (c1.tv_nsec - c0.tv_nsec) * 1e-9;
   }
   ss.ss_flags = SS_DISABLE;
   sigaltstack(&ss, nullptr);
@@ -541,7 +570,7 @@ int syncthreads(int line, int pred, int op) {
   if (w->arrived == w->live) {
     release_barrier(w, f);
   } else {
-    sc_switch_ctx(&f->sp, w->sched_sp);
+    switch_out(f);
   }
   int count = (int)(f->result & 0xffffffffu);
   int total = (int)(f->result >> 32);
@@ -614,7 +643,7 @@ unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, in
     f->state = kAtWarp;
     f->wait_line = line;
     f->wait_what = op_name(kind);
-    sc_switch_ctx(&f->sp, w->sched_sp);
+    switch_out(f);
   }
   return f->result;
 }
@@ -710,6 +739,7 @@ void sc_reset(void) {
   g.last_err = cudaSuccess;
   g.abort.store(0);
   g.kernel_seconds = 0.0;
+  g.kernel_cpu_seconds = 0.0;
   g.launches = 0;
   for (void* p : g.allocations) free(p);
   g.allocations.clear();
@@ -718,6 +748,7 @@ void sc_reset(void) {
 int sc_status(void) { return sc::G().status; }
 const char* sc_detail(void) { return sc::G().detail.c_str(); }
 double sc_kernel_seconds(void) { return sc::G().kernel_seconds; }
+double sc_kernel_cpu_seconds(void) { return sc::G().kernel_cpu_seconds; }
 long sc_launch_count(void) { return sc::G().launches; }
 
 // ---------------------------------------------------------------- CUDA runtime shim
