@@ -1,0 +1,96 @@
+import json
+
+import pandas as pd
+import pytest
+
+from structcover.schema import TaskSpec, Verdict
+from structcover.tools.prompting import (constraint_sentences, export_rl_tasks, feedback_lines, fill,
+                                         gap_to_rl_row, parse_bin_label, render_generate,
+                                         render_retry)
+
+TASK = TaskSpec.model_validate({
+    "task_id": "scale", "family": "scale", "description": "y = 2 * x for N floats.",
+    "sizes": {"N": 1000},
+    "args": [{"name": "x", "kind": "tensor", "shape": ["N"], "role": "input"},
+             {"name": "y", "kind": "tensor", "shape": ["N"], "role": "output"},
+             {"name": "n", "kind": "scalar", "ctype": "int", "value": "N"}]})
+
+LABEL = "smem.tiled=1,mem.coalesced_fraction=[0.9,1.0],warp.shuffles=[0.5,3.5),loop.grid_stride=0"
+
+PINNED = """You are writing a CUDA program for the task `scale`.
+
+## Task
+y = 2 * x for N floats.
+
+Default sizes: N=1000
+
+## Launcher
+The program is one .cu file. It must define exactly this host launcher, receiving device
+pointers, the sizes and a stream; it launches its own kernels on that stream with the grid and
+block it chooses and returns `(int)cudaGetLastError()`:
+
+    extern "C" int launch(const float* x, float* y, int n, cudaStream_t stream);
+
+## Structural constraints (every one must hold)
+1. Stage the reused operand in shared-memory tiles: load a tile cooperatively, __syncthreads(), compute from shared memory, __syncthreads() before the next tile.
+2. Make between 90% and 100% of global accesses coalesced (unit stride in threadIdx.x); the rest strided.
+3. Use between 1 and 3 warp shuffles (__shfl_*_sync).
+4. `loop.grid_stride` (grid-stride loops (step involves gridDim)) must be 0.
+
+## Rules
+"""
+
+
+def test_rendered_prompt_is_pinned():
+    text = render_generate(TASK, parse_bin_label(LABEL))
+    assert text.startswith(PINNED)
+    assert text.rstrip().endswith("in a single ```cuda code block.")
+
+
+def test_parse_bin_label_ranges_and_levels():
+    b = parse_bin_label(LABEL)
+    assert b["smem.tiled"].value == "1"
+    assert (b["mem.coalesced_fraction"].low, b["mem.coalesced_fraction"].high) == (0.9, 1.0)
+    assert b["mem.coalesced_fraction"].high_closed and not b["warp.shuffles"].high_closed
+    cvt = parse_bin_label("cell=3|sync.block_barriers=[0,2]")
+    assert list(cvt) == ["sync.block_barriers"]
+    with pytest.raises(ValueError, match="bin label"):
+        parse_bin_label("not a label")
+
+
+def test_count_ranges_become_integers_and_flags_become_sentences():
+    s = constraint_sentences(parse_bin_label("sync.block_barriers=[0.5,2.5),smem.tiled=0,"
+                                             "compiler.registers=[0,64]"))
+    assert s[0] == "Use between 1 and 2 __syncthreads() barriers."
+    assert s[1] == "Do not stage data in shared-memory tiles."
+    assert s[2] == "Use at most 64 registers per thread."
+
+
+def test_missing_template_variable_raises():
+    with pytest.raises(KeyError, match="missing template variable 'previous_program'"):
+        fill("synthesizer_retry", task_id="t", task_description="d", sizes="", signature="s",
+             constraints="c", feedback="f")
+
+
+def test_retry_prompt_carries_structured_feedback():
+    verdict = Verdict(program_id="p", compiled=True, equivalent=False, failure="mismatch",
+                      max_abs_error=0.5, first_mismatch=[17])
+    text = render_retry(TASK, parse_bin_label("smem.tiled=1"), "__global__ void k() {}", verdict,
+                        ["smem.tiled: wanted 1, got 0"])
+    assert "__global__ void k() {}" in text
+    assert "- wrong result (mismatch) at index [17], max abs error 0.5" in text
+    assert "- structure missed the bin: smem.tiled: wanted 1, got 0" in text
+    bad = Verdict(program_id="p", compiled=False, compile_log="x.cu(3): error: expected a ;")
+    assert feedback_lines(bad) == ["compile error: x.cu(3): error: expected a ;"]
+
+
+def test_gap_exports_as_verl_rl_task(tmp_path):
+    row = gap_to_rl_row(TASK, "smem.tiled=1", parse_bin_label("smem.tiled=1"), index=3)
+    truth = json.loads(row["reward_model"]["ground_truth"])
+    assert truth["task_spec"]["task_id"] == "scale" and truth["target_bin"] == "smem.tiled=1"
+    assert row["prompt"][0]["role"] == "user" and "shared-memory tiles" in row["prompt"][0]["content"]
+    df = pd.read_parquet(export_rl_tasks([row], tmp_path / "rl.parquet"))
+    assert list(df.columns) == ["data_source", "prompt", "ability", "reward_model", "extra_info"]
+    assert df.loc[0, "extra_info"]["index"] == 3
+    with pytest.raises(ValueError, match="parquet or .jsonl"):
+        export_rl_tasks([row], tmp_path / "rl.csv")
