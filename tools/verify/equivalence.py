@@ -132,7 +132,8 @@ def check_equivalence(candidate_src: str, reference_src: str, spec: TaskSpec, *,
         seed: First seed (settings default: 42).
         sizes: Size overrides for every trial.
         cache: Reference-output cache (a process-wide in-memory one by default).
-        settings: Verify settings (defaults when None).
+        settings: Verify settings; the backend's own ``settings`` attribute, else defaults,
+            when None.
 
     Returns:
         A Verdict naming the backend that ran: ``equivalent`` True/False, or None when nothing
@@ -142,7 +143,8 @@ def check_equivalence(candidate_src: str, reference_src: str, spec: TaskSpec, *,
     Raises:
         ValueError: ``trials`` < 1, or the spec cannot generate inputs.
     """
-    settings = settings or VerifySettings()
+    # A backend built with its own settings (timeout, cache) lends them when none are given.
+    settings = settings or getattr(backend, "settings", None) or VerifySettings()
     trials = settings.trials if trials is None else trials
     seed = settings.seed if seed is None else seed
     if trials < 1:

@@ -18,6 +18,8 @@ from structcover.tools.verify.sandbox import SandboxLimits, run_program_sandboxe
 
 BACKENDS = ("auto", "gpu", "cpu", "compile-only")
 _CPU_TARGET = "structcover.tools.verify.cpu_backend:run_program"
+#: Extra wall-clock seconds for the child beyond the emulator's own deadline (start-up, I/O).
+_GRACE_S = 10.0
 
 
 class CpuBackend:
@@ -46,11 +48,18 @@ class CpuBackend:
 
     def run(self, source: str, spec: TaskSpec, inputs: dict[str, np.ndarray], *,
             sizes: dict[str, int] | None = None, timeout_s: float | None = None) -> RunResult:
-        """Policy check, then the emulator in a child with the settings' memory limit."""
-        limits = SandboxLimits(timeout_s=timeout_s or self.settings.timeout_s,
+        """Policy check, then the emulator in a child with the settings' memory limit.
+
+        The emulator's own watchdog gets ``timeout_s`` (it reports stuck kernels as
+        ``timeout`` with detail); the child is killed ``_GRACE_S`` later in case host code hangs.
+        """
+        timeout = timeout_s or self.settings.timeout_s
+        limits = SandboxLimits(timeout_s=timeout + _GRACE_S,
                                memory_limit_mb=self.settings.memory_limit_mb)
         return run_program_sandboxed(_CPU_TARGET, source, spec, inputs, sizes=sizes,
-                                     limits=limits, backend="cpu")
+                                     limits=limits, backend="cpu",
+                                     extra={"timeout_s": timeout,
+                                            "cache_dir": str(self.settings.cache_dir)})
 
 
 class CompileOnlyBackend:
