@@ -164,20 +164,31 @@ def select_nonredundant(order: list[Column], y: np.ndarray, rows: np.ndarray, *,
 
 
 def noise_floor(columns: list[Column], y: np.ndarray, rows: np.ndarray, *, seed: int,
-                n_jobs: int = 0, quantile: float = 0.95, min_draws: int = 40) -> float:
-    """The estimator's noise level: a high quantile of I(S_i; permuted y) over the features.
+                n_jobs: int = 0, quantile: float = 0.99, min_draws: int = 40
+                ) -> dict[str, float]:
+    """The estimator's noise level per feature kind: a high quantile of I(S_i; permuted y).
 
     The kNN estimate of a zero MI is not zero: at a few thousand rows it often exceeds
-    ``τ_low`` (0.01 nats). Permuting y breaks every association while keeping each margin,
-    so these estimates show how large a value chance alone gives at this sample size.
-    Features are permuted against enough times to give at least ``min_draws`` draws.
+    ``τ_low`` (0.01 nats), and more so for categorical features, so each kind gets its own
+    floor. Permuting y breaks every association while keeping each margin; the 99th
+    percentile keeps the expected number of pure-noise features passing below one in ~60.
+    Each kind is permuted against enough times to give at least ``min_draws`` draws.
+
+    Returns:
+        ``{"categorical": floor, "continuous": floor}`` (kinds present only).
     """
     rng = np.random.default_rng(seed + 7919)
     ok = rows[~np.isnan(y[rows])]
-    draws: list[float] = []
-    for _ in range(max(1, min(5, -(-min_draws // max(len(columns), 1))))):
-        shuffled = y.copy()
-        shuffled[ok] = rng.permutation(y[ok])
-        draws += [v for v in mi_sweep(columns, shuffled, rows, seed=seed, n_jobs=n_jobs)
-                  if v is not None]
-    return float(np.quantile(draws, quantile)) if draws else 0.0
+    out: dict[str, float] = {}
+    for kind, discrete in (("categorical", True), ("continuous", False)):
+        cols = [c for c in columns if c.discrete == discrete]
+        if not cols:
+            continue
+        draws: list[float] = []
+        for _ in range(max(1, min(5, -(-min_draws // len(cols))))):
+            shuffled = y.copy()
+            shuffled[ok] = rng.permutation(y[ok])
+            draws += [v for v in mi_sweep(cols, shuffled, rows, seed=seed, n_jobs=n_jobs)
+                      if v is not None]
+        out[kind] = float(np.quantile(draws, quantile)) if draws else 0.0
+    return out

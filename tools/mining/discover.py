@@ -71,15 +71,15 @@ class DiscoveryRun(BaseModel):
     tau_high: float
     tau_low: float
     bootstrap: int
-    resample: str = "subsamples of half the rows (at most mi_rows), without replacement"
+    resample: str = "subsamples of half the mi_rows rows, without replacement"
     controls_requested: list[str] = Field(default_factory=list)
     controls_used: list[str] = Field(default_factory=list)
     controls_missing: list[str] = Field(default_factory=list)
     length_source: str | None = None
     mi_rows: int
-    noise_floor: dict[str, float] = Field(
-        default_factory=dict, description="95th percentile of MI against a permuted target, "
-        "per target; a feature must exceed max(tau_low, floor) to enter F*")
+    noise_floor: dict[str, dict[str, float]] = Field(
+        default_factory=dict, description="99th percentile of MI against a permuted target, "
+        "per target and feature kind; a feature must exceed max(tau_low, floor) to enter F*")
     estimator: str = "sklearn mutual_info_regression (Kraskov kNN, k=3; discrete mask)"
     seed: int
 
@@ -157,7 +157,7 @@ def _controls(frame: pd.DataFrame, controls: tuple[str, ...], length_control: bo
 
 
 def _attribute(columns: list[Column], mi: dict[str, dict[str, float | None]],
-               bar: dict[str, float], targets: dict[str, dict[str, np.ndarray]],
+               bar: dict[str, dict[str, float]], targets: dict[str, dict[str, np.ndarray]],
                tasks: np.ndarray, *, controls: list[Control], rows: np.ndarray, seed: int,
                within: bool) -> dict[str, str]:
     """Features whose significant signal vanishes under the controls, and which control(s) do it.
@@ -166,8 +166,8 @@ def _attribute(columns: list[Column], mi: dict[str, dict[str, float | None]],
     the controls does not. With several controls, each is also tried alone so the reason names
     the ones that explain the signal by themselves ("jointly" when none does alone).
     """
-    flagged = [c for c in columns if (mi["mi"][c.name] or 0.0) > bar["mi"]
-               and (mi["mi_controlled"][c.name] or 0.0) <= bar["mi_controlled"]]
+    flagged = [c for c in columns if (mi["mi"][c.name] or 0.0) > bar["mi"][c.name]
+               and (mi["mi_controlled"][c.name] or 0.0) <= bar["mi_controlled"][c.name]]
     names = [c[0] for c in controls]
     if not flagged or len(controls) == 1:
         return {c.name: ", ".join(names) for c in flagged}
@@ -177,7 +177,7 @@ def _attribute(columns: list[Column], mi: dict[str, dict[str, float | None]],
         y = T.residualize(targets["all"]["mi"], groups, [arr] if kind == "cat" else [],
                           [arr] if kind == "num" else [])
         for col, v in zip(flagged, mi_sweep(flagged, y, rows, seed=seed)):
-            if (v or 0.0) <= bar["mi_controlled"]:
+            if (v or 0.0) <= bar["mi_controlled"][col.name]:
                 alone[col.name].append(name)
     return {n: ", ".join(v) if v else "jointly " + " + ".join(names) for n, v in alone.items()}
 
@@ -279,11 +279,17 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
     mi = {kind: sweep(kind, sub) for kind in targets["all"]}
     floors = {kind: noise_floor(columns, targets["all"][kind], sub, seed=seed, n_jobs=n_jobs)
               for kind in ("mi", "mi_controlled") if kind in targets["all"]}
-    bar = {kind: max(tau_low, f) for kind, f in floors.items()}
 
-    def select(scores: dict[str, float | None], rows: np.ndarray, threshold: float
+    def bar_of(floor: dict[str, float]) -> dict[str, float]:
+        # Per feature: the larger of tau_low and the noise floor of its kind.
+        return {c.name: max(tau_low, floor.get("categorical" if c.discrete else "continuous",
+                                               0.0)) for c in columns}
+
+    bar = {kind: bar_of(f) for kind, f in floors.items()}
+
+    def select(scores: dict[str, float | None], rows: np.ndarray, threshold: dict[str, float]
                ) -> tuple[list[str], dict[str, tuple[str, float]]]:
-        cand = sorted((c for c in columns if (scores[c.name] or 0.0) > threshold),
+        cand = sorted((c for c in columns if (scores[c.name] or 0.0) > threshold[c.name]),
                       key=lambda c: -(scores[c.name] or 0.0))
         kept, red = [], {}
         for sl in ("all", "cuda"):  # redundancy is judged among features of the same slice
@@ -296,13 +302,15 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
 
     f_star, redundant = select(mi[key], sub, bar[key])
     hits = dict.fromkeys(names, 0)
-    half = min(len(pool) // 2, mi_rows)
+    # Stability selection: subsamples of half the rows of the estimate, without replacement
+    # (duplicated rows would bias a kNN estimator upward).
+    half = len(sub) // 2
     half_bar = None
     for _ in range(bootstrap):
         rows = np.sort(rng.choice(pool, size=half, replace=False))
         if half_bar is None:  # the noise floor is higher on smaller samples
-            half_bar = max(tau_low, noise_floor(columns, targets["all"][key], rows, seed=seed,
-                                                n_jobs=n_jobs))
+            half_bar = bar_of(noise_floor(columns, targets["all"][key], rows, seed=seed,
+                                          n_jobs=n_jobs))
         for name in select(sweep(key, rows), rows, half_bar)[0]:
             hits[name] += 1
     vanished = _attribute(columns, mi, bar, targets, tasks, controls=specs, rows=sub,
@@ -320,7 +328,7 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
             reason = "in F*"
         elif confounded:
             reason = (f"confounded: I={m:.3g} nats falls to {mc or 0.0:.3g} (noise floor "
-                      f"{bar['mi_controlled']:.3g}) after controlling for {vanished[n]} "
+                      f"{bar['mi_controlled'][n]:.3g}) after controlling for {vanished[n]} "
                       "within task")
         elif n in redundant:
             reason = f"redundant given {redundant[n][0]} (partial info {redundant[n][1]:.3g})"
@@ -329,7 +337,7 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
                 f"marginal given controls: I={score:.3g} <= tau_low={tau_low}"
         else:
             reason = (f"not significant: I={score:.3g} is within the estimator's noise floor "
-                      f"{bar[key]:.3g} at {len(sub)} rows")
+                      f"{bar[key][n]:.3g} at {len(sub)} rows")
         rows_with = int((~np.isnan(col.values[usable])).sum())
         features.append(FeatureReport(
             name=n, kind="categorical" if col.discrete else "continuous",
