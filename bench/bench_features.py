@@ -149,7 +149,8 @@ def main() -> None:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--n", type=int, default=100_000, help="programs for the memory run (0 = skip)")
+    parser.add_argument("--n", type=int, default=100_000,
+                        help="programs for the memory run (0 = skip)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--write", action="store_true", help="update bench/RESULTS.md")
     args = parser.parse_args()

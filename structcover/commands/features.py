@@ -38,15 +38,18 @@ def _compiler_columns(records: pd.DataFrame, arch: str, block_size: int | None,
 
 
 def features(
-    data: Path = typer.Argument(..., help="JSONL, Parquet, saved HF dataset, .cu/.py file or folder."),
+    data: Path = typer.Argument(..., help="JSONL, Parquet, saved HF dataset, .cu/.py file "
+                                "or folder."),
     output: Path | None = typer.Option(None, "-o", "--output", help="Write the table (.parquet)."),
     as_json: bool = typer.Option(False, "--json", help="Print per-program features as JSON."),
     workers: int | None = typer.Option(None, "--workers", help="Process pool size (0 = per core)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the cache."),
-    patterns: Path | None = typer.Option(None, "--patterns", help="Count a saved pattern set (JSON)."),
+    patterns: Path | None = typer.Option(None, "--patterns",
+                                         help="Count a saved pattern set (JSON)."),
     mine: Path | None = typer.Option(None, "--mine-patterns",
-                                     help="Mine patterns from DATA, save them here and count them."),
-    compiler: bool = typer.Option(False, "--compiler", help="Add compiler features (ptxas, occupancy)."),
+                                     help="Mine patterns from DATA, save them here, count them."),
+    compiler: bool = typer.Option(False, "--compiler",
+                                  help="Add compiler features (ptxas, occupancy)."),
     arch: str | None = typer.Option(None, "--arch", help="Target arch for --compiler."),
     block_size: int | None = typer.Option(None, "--block-size", help="Block size for occupancy."),
     config: Path | None = typer.Option(None, "--config", help="Settings YAML."),

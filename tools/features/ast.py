@@ -5,7 +5,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from structcover.tools.features.dataflow import Indirect, NotAffine, Resolver, const_of
-from structcover.tools.features.facts import Facts
+from structcover.tools.features.model import Facts
 from structcover.tools.features.parallel import depends_on_thread
 
 
@@ -53,7 +53,8 @@ def _threads(facts: Facts, resolvers: dict[int, Resolver], func, node: Node) -> 
     return total
 
 
-def ast_features(facts: Facts, resolvers: dict[int, Resolver]) -> dict[str, float | int | bool | None]:
+def ast_features(facts: Facts, resolvers: dict[int, Resolver]
+                 ) -> dict[str, float | int | bool | None]:
     """``kernel.*``, ``loop.*`` (except grid-stride), ``branch.*``, ``launch.*`` values."""
     device = [f for f in facts.funcs if f.is_device]
     branches = sum(len(f.branches) for f in device)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from structcover.tools.features.facts import Facts, Func
+from structcover.tools.features.model import Facts, Func
 
 Poly = dict[tuple[str, ...], float]
 THREAD = ("tid.x", "tid.y", "tid.z")

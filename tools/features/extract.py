@@ -25,11 +25,12 @@ from structcover.tools.cuda_ast import embedded_cuda, looks_like_python, parse
 from structcover.tools.features.ast import ast_features
 from structcover.tools.features.dataflow import Resolver, dataflow_features
 from structcover.tools.features.facts import collect
-from structcover.tools.features.memory import collect_accesses, memory_features, tiling_features
+from structcover.tools.features.memory import collect_accesses, memory_features
 from structcover.tools.features.parallel import parallel_features
 from structcover.tools.features.patterns import PatternSet, pattern_counts
 from structcover.tools.features.registry import FEATURES, NAMES, defaults
 from structcover.tools.features.tasklevel import detect_language, task_features
+from structcover.tools.features.tiling import tiling_features
 
 #: Bump when any feature's definition changes: it invalidates cached results.
 EXTRACTOR_VERSION = "1"
@@ -166,7 +167,8 @@ def _items(programs: Iterable[tuple[str, str] | str]) -> Iterator[tuple[str, str
         if isinstance(src, bytes):
             src = src.decode("utf-8", "replace")
         if not isinstance(src, str):
-            raise ValueError(f"program {pid!r}: source must be str or bytes, got {type(src).__name__}")
+            raise ValueError(f"program {pid!r}: source must be str or bytes, "
+                             f"got {type(src).__name__}")
         yield (str(pid) if pid is not None else content_hash(src)), src
 
 

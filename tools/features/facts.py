@@ -1,157 +1,24 @@
-"""One TreeCursor walk that collects every fact the feature families need.
+"""One visit of the tree that collects every fact the feature families need.
 
-Walking once and dispatching on node type is what keeps extraction within a small multiple
-of the bare parse time (a query per feature would re-walk the tree each time). The walk
-records *where* things sit (enclosing function, loop depth, enclosing branch) and the
-definitions of local variables, so the data-flow and memory families can work on the few
-nodes that matter (index expressions, branch conditions) without walking again.
+The node types the families read are listed in ``facts.scm``; one query returns them and
+they are visited in document order, tracking the enclosing function, loop depth and branch
+conditions, plus the definitions of local variables, so the data-flow and memory families
+work on the few nodes that matter (index expressions, conditions) without walking again.
+A Python TreeCursor walk over the same node types is kept for comparison (tests, bench).
 """
 
 from __future__ import annotations
 
-import bisect
-import re
-from collections import Counter
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from tree_sitter import Node, QueryCursor
 
 from structcover.tools.cuda_ast import Parsed, error_nodes, language, query
+from structcover.tools.features.model import (
+    LOOPS, Facts, Func, Param, SharedArray, Site, declarator_name, vector_width)
 
-LOOPS = frozenset({"for_statement", "while_statement", "do_statement", "for_range_loop"})
 _QUALS = frozenset({"__global__", "__device__", "__host__"})
-
-
-@dataclass
-class Param:
-    """A function parameter."""
-
-    name: bytes
-    pointer: bool = False
-    restrict: bool = False
-    const: bool = False
-    vector: int = 1  # elements per access when the pointee is a vector type (float4 -> 4)
-
-
-@dataclass
-class SharedArray:
-    """A ``__shared__`` declaration."""
-
-    name: bytes
-    type_text: bytes
-    dims: list[Node]
-    extern: bool
-    node: Node
-
-
-@dataclass
-class Site:
-    """A node of interest with where it sits: loop depth and enclosing branch conditions."""
-
-    node: Node
-    loop_depth: int
-    branches: tuple[Node, ...] = ()
-    loops: tuple[Node, ...] = ()
-
-
-@dataclass
-class Func:
-    """Facts about one function definition."""
-
-    node: Node
-    name: bytes
-    kind: str  # "global", "device" or "host"
-    params: dict[bytes, Param] = field(default_factory=dict)
-    defs: dict[bytes, list[tuple[str, Node]]] = field(default_factory=dict)
-    #: Byte range where a declared ("decl"/"for") definition is visible, by its value's start.
-    def_scope: dict[int, tuple[int, int]] = field(default_factory=dict)
-    loop_vars: dict[bytes, Node] = field(default_factory=dict)  # name -> for_statement
-    local_ptrs: set[bytes] = field(default_factory=set)
-    local_arrays: set[bytes] = field(default_factory=set)
-    shared: dict[bytes, SharedArray] = field(default_factory=dict)
-    calls: list[tuple[bytes, Site]] = field(default_factory=list)
-    subscripts: list[Site] = field(default_factory=list)
-    derefs: list[Site] = field(default_factory=list)
-    loops: list[Site] = field(default_factory=list)
-    branches: list[Site] = field(default_factory=list)
-    stores: set[tuple[int, int]] = field(default_factory=set)
-    max_loop_depth: int = 0
-
-    @property
-    def is_device(self) -> bool:
-        """True for ``__global__`` and ``__device__`` functions."""
-        return self.kind != "host"
-
-
-@dataclass
-class Facts:
-    """Everything one walk learned about a program."""
-
-    parsed: Parsed
-    funcs: list[Func] = field(default_factory=list)
-    macros: dict[bytes, bytes] = field(default_factory=dict)
-    file_shared: dict[bytes, SharedArray] = field(default_factory=dict)
-    device_globals: set[bytes] = field(default_factory=set)
-    constant_vars: set[bytes] = field(default_factory=set)
-    pragmas_unroll: int = 0
-    templates: int = 0
-    launch_bounds: int = 0
-    launches: list[Node] = field(default_factory=list)
-    asm: list[bytes] = field(default_factory=list)
-    qualified: Counter = field(default_factory=Counter)  # scope name -> uses (wmma, cg, torch…)
-    host_calls: Counter = field(default_factory=Counter)
-    all_calls: Counter = field(default_factory=Counter)
-    includes: list[bytes] = field(default_factory=list)
-    nodes: int = 0
-    errors: int = 0
-    _starts: list[int] = field(default_factory=list, repr=False)
-    #: (device function, pointer parameter) pairs that callers bind to shared arrays.
-    shared_params: set[tuple[bytes, bytes]] = field(default_factory=set)
-
-    def func_at(self, byte: int) -> Func | None:
-        """The function whose body holds ``byte`` (functions are in document order)."""
-        if len(self._starts) != len(self.funcs):
-            self._starts = [f.node.start_byte for f in self.funcs]
-        i = bisect.bisect_right(self._starts, byte) - 1
-        if i >= 0 and byte < self.funcs[i].node.end_byte:
-            return self.funcs[i]
-        return None
-
-    @property
-    def kernels(self) -> list[Func]:
-        """The ``__global__`` functions."""
-        return [f for f in self.funcs if f.kind == "global"]
-
-
-_VEC = re.compile(rb"\b(?:float|int|uint|double|half|__half|char|uchar|short|longlong|long|"
-                  rb"__nv_bfloat16|bfloat16|nv_bfloat16)([1-4])\b")
-
-
-def vector_width(type_text: bytes) -> int:
-    """Lanes of the vector type named in ``type_text`` (``float4`` -> 4), 1 for scalars."""
-    if not any(d in type_text for d in (b"2", b"3", b"4")):
-        return 1
-    m = _VEC.search(type_text)
-    return int(m.group(1)) if m else 1
-
-
-def declarator_name(node: Node | None) -> bytes | None:
-    """The identifier a declarator declares (through pointers, arrays, references, inits)."""
-    depth = 0
-    while node is not None and depth < 64:
-        if node.type in ("identifier", "field_identifier", "qualified_identifier",
-                         "destructor_name", "operator_name"):
-            return node.text
-        nxt = node.child_by_field_name("declarator")
-        if nxt is None:
-            nxt = next((c for c in node.named_children if c.type in (
-                "identifier", "pointer_declarator", "reference_declarator", "array_declarator",
-                "function_declarator", "init_declarator")), None)
-        node = nxt
-        depth += 1
-    return None
 
 
 def _function(node: Node) -> Func:

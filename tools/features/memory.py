@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from structcover.tools.features.dataflow import (
-    Indirect, NotAffine, Poly, Resolver, const_of, thread_dependent)
-from structcover.tools.features.facts import Facts, Func, Site, vector_width
+    Indirect, NotAffine, Poly, Resolver, const_of)
+from structcover.tools.features.model import Facts, Func, Site, vector_width
 
 _ELEM_BYTES = [(b"double", 8), (b"long long", 8), (b"int64", 8), (b"half", 2),
                (b"bfloat16", 2), (b"short", 2), (b"char", 1), (b"int8", 1), (b"uint8", 1),
@@ -277,7 +277,8 @@ def _padded(res: Resolver, arr) -> bool:
     if last.type == "binary_expression":
         op = last.child_by_field_name("operator")
         right = last.child_by_field_name("right")
-        if op is not None and op.type == "+" and right is not None and right.type == "number_literal":
+        if op is not None and op.type == "+" and right is not None \
+                and right.type == "number_literal":
             return True
     try:
         value = const_of(res.resolve(last)[0])
@@ -364,54 +365,3 @@ def memory_features(facts: Facts, mem: MemoryFacts,
         "smem.padded": padded,
         "smem.accesses": smem_acc,
     }
-
-
-def tiling_features(facts: Facts, mem: MemoryFacts) -> dict[str, bool | int]:
-    """Shared-memory staging: global data stored to shared, a barrier, then shared reads."""
-    tiled = False
-    reuse_in_loop = False
-    for func in facts.funcs:
-        if not func.is_device or not (func.shared or facts.file_shared):
-            continue
-        loads = mem.loads_by_func.get(id(func), [])
-        barrier = any(n.startswith(b"__syncthreads") or n == b".sync" or n == b"__syncwarp"
-                      for n, _ in func.calls)
-        from_global = {name for name, defs in func.defs.items()
-                       for _, v in defs[:1] if _contains(loads, v)}
-        staged_depth = None
-        shared_reads = []
-        for acc in mem.of(func):
-            if acc.space != "shared":
-                continue
-            if not acc.store:
-                shared_reads.append(acc)
-                continue
-            assign = acc.site.node.parent
-            right = assign.child_by_field_name("right") if assign is not None else None
-            if right is None:
-                continue
-            if _contains(loads, right) or _reads_any(right, from_global):
-                depth = acc.site.loop_depth
-                staged_depth = depth if staged_depth is None else min(staged_depth, depth)
-        async_copy = any(b"memcpy_async" in n or b"cp_async" in n for n, _ in func.calls) or \
-            any(b"cp.async" in a for a in facts.asm)
-        if (staged_depth is not None or async_copy) and barrier and shared_reads:
-            tiled = True
-            base = staged_depth or 0
-            reuse_in_loop = reuse_in_loop or any(r.site.loop_depth > base for r in shared_reads)
-    return {"smem.tiled": tiled, "smem.reuse_in_loop": reuse_in_loop}
-
-
-def _contains(ranges: list[tuple[int, int]], node: Node) -> bool:
-    s, e = node.start_byte, node.end_byte
-    return any(s <= a and b <= e for a, b in ranges)
-
-
-def _reads_any(node: Node, names: set[bytes]) -> bool:
-    if not names:
-        return False
-    if node.type == "identifier":
-        return node.text in names
-    text = node.text
-    return any(name in text for name in names) and any(
-        _reads_any(c, names) for c in node.named_children)

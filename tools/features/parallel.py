@@ -6,8 +6,9 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from structcover.tools.cuda_ast import walk
-from structcover.tools.features.dataflow import Indirect, NotAffine, Resolver, const_of, thread_dependent
-from structcover.tools.features.facts import Facts, Func
+from structcover.tools.features.dataflow import (
+    Indirect, NotAffine, Resolver, const_of, thread_dependent)
+from structcover.tools.features.model import Facts, Func
 from structcover.tools.features.memory import MemoryFacts, base_space
 
 _VOTES = (b"__ballot_sync", b"__any_sync", b"__all_sync", b"__uni_sync", b"__match_any_sync",

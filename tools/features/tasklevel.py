@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from structcover.tools.features.facts import Facts
+from structcover.tools.features.model import Facts
 
 _TRITON = re.compile(r"@triton\.(?:jit|autotune)|^\s*import\s+triton|^\s*from\s+triton\b", re.M)
 _CUTE = re.compile(r"@cute\.(?:kernel|jit)|cutlass\.cute|^\s*import\s+cutlass", re.M)

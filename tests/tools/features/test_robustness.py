@@ -25,10 +25,13 @@ def _well_formed(values: dict) -> None:
     "#define X(a) a[\n#define Y X(\n__global__ void k(float* p) { Y threadIdx.x]); }",
     "__global__ void k(float* a) { a[" + "(" * 3000 + "threadIdx.x" + ")" * 3000 + "] = 1; }",
     "__global__ void k(float* a) { int i = " + " + ".join(["threadIdx.x"] * 4000) + "; a[i] = 0; }",
-    "struct __align__(16) S { float x; }; __global__ void k(S* s) { auto f = [] __device__ (int i) { return i; }; s[threadIdx.x].x = f(1); }",
-    "template <typename T> class Foo { public: T bar(T x) { return x * 2; } }; int main() { Foo<int> f; return f.bar(2); }",
+    "struct __align__(16) S { float x; }; __global__ void k(S* s) { "
+    "auto f = [] __device__ (int i) { return i; }; s[threadIdx.x].x = f(1); }",
+    "template <typename T> class Foo { public: T bar(T x) { return x * 2; } }; "
+    "int main() { Foo<int> f; return f.bar(2); }",
     "def f(x):\n    return [i for i in range(x)]\n\nprint(f(3))\n",
-    "__global__ void k(float* a) { int i = threadIdx.x; i = a[i]; a[i] = i; i = i + 1; a[a[a[i]]] = 0; }",
+    "__global__ void k(float* a) { int i = threadIdx.x; i = a[i]; a[i] = i; i = i + 1; "
+    "a[a[a[i]]] = 0; }",
 ])
 def test_adversarial_inputs_do_not_raise(src):
     values = extract_values(src)
