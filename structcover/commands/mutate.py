@@ -48,16 +48,15 @@ def _list(as_json: bool, state: Path | None) -> None:
     if as_json:
         print_json(rows)
         return
+    arrows = {"up": "+", "down": "-", "set": "~"}
     print_table(
         f"mutation operators (stats: backend={table.backend}, {table.programs} programs)",
-        ["operator", "moves", "applied/tried", "variants", "equivalent", "not eq.",
-         "unverified", "moved as promised", "families (equivalent)"],
-        [[r["operator"], ", ".join(f"{k} {v}" for k, v in r["moves"].items()),
+        ["operator", "moves", "applied", "equiv/variants", "moved", "families"],
+        [[r["operator"], " ".join(f"{k}{arrows[v]}" for k, v in r["moves"].items()),
           f"{s['applied']}/{s['tried']}" if (s := r["stats"]) else "-",
-          s["variants"] if s else "-", s["equivalent"] if s else "-",
-          s["not_equivalent"] if s else "-", s["unverified"] if s else "-",
+          f"{s['equivalent']}/{s['variants']}" if s else "-",
           s["moved_as_promised"] if s else "-",
-          ",".join(s["families_equivalent"]) if s else "-"] for r in rows])
+          len(s["families_equivalent"]) if s else "-"] for r in rows])
 
 
 def mutate(
