@@ -5,6 +5,7 @@ Failures are recorded as failures: a variant whose equivalence could not be deci
 as ``unverified``, never as equivalent. Recompute the shipped table with::
 
     python -m structcover.tools.mutations.stats [--out PATH] [--per-family N] [--trials T]
+        [--applied-per-family K]
 """
 
 from __future__ import annotations
@@ -132,8 +133,8 @@ def record(table: StatsTable, result: MutationResult, checks: list[VariantCheck]
 
 
 def compute_stats(*, per_family: int | None = None, operators: list[str] | None = None,
-                  backend: Any = None, trials: int = 2, corpus_root: Path | None = None
-                  ) -> StatsTable:
+                  backend: Any = None, trials: int = 2, corpus_root: Path | None = None,
+                  applied_per_family: int | None = None) -> StatsTable:
     """Apply every operator to corpus programs and verify each variant.
 
     Args:
@@ -143,6 +144,8 @@ def compute_stats(*, per_family: int | None = None, operators: list[str] | None 
             variant counts as unverified).
         trials: Seeded input sets per equivalence check.
         corpus_root: Corpus folder (the shipped corpus by default).
+        applied_per_family: Stop trying an operator on a family once it applied to this many
+            of its programs (bounds the emulator time; the counts say how many were tried).
     """
     from structcover.tools.corpus import load_corpus
 
@@ -151,10 +154,14 @@ def compute_stats(*, per_family: int | None = None, operators: list[str] | None 
     table = StatsTable(backend=getattr(backend, "name", "none"), trials=trials)
     for family in load_corpus(corpus_root):
         spec = family.tasks[0]
+        applied: dict[str, int] = {}
         for prog in family.programs[:per_family]:
             table.programs += 1
             for name in names:
+                if applied_per_family is not None and applied.get(name, 0) >= applied_per_family:
+                    continue
                 result = ops[name].func(prog.source)
+                applied[name] = applied.get(name, 0) + int(result.applied)
                 checks = [check_variant(v, prog.source, spec, family=family.name,
                                         program=prog.name, backend=backend, trials=trials)
                           for v in result.variants]
@@ -200,12 +207,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-family", type=int, default=None)
     parser.add_argument("--trials", type=int, default=2)
     parser.add_argument("--backend", default="cpu")
+    parser.add_argument("--applied-per-family", type=int, default=None)
+    parser.add_argument("--timeout-s", type=float, default=300.0)
     args = parser.parse_args(argv)
-    backend = get_backend(args.backend)
+    from structcover.config import VerifySettings
+
+    backend = get_backend(args.backend, settings=VerifySettings(timeout_s=args.timeout_s))
     ok, why = backend.available()
     if not ok:
         raise SystemExit(f"backend {args.backend} unavailable: {why}")
-    table = compute_stats(per_family=args.per_family, backend=backend, trials=args.trials)
+    table = compute_stats(per_family=args.per_family, backend=backend, trials=args.trials,
+                          applied_per_family=args.applied_per_family)
     save_stats(table, args.out)
     return 0
 
