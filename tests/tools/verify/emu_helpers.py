@@ -38,6 +38,14 @@ def session_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.getbasetemp() / "emu-cache"
 
 
+def prebuild(source: str, be: CpuEmulatorBackend) -> None:
+    """Compile ``source`` into the backend's cache so a timed run measures only the run."""
+    from structcover.tools.verify.emulator import build_library
+    from structcover.tools.verify.rewriter import rewrite
+
+    build_library(rewrite(source).source, Path(be.settings.cache_dir))
+
+
 def uniform(shape, seed: int = 0, dtype=np.float32) -> np.ndarray:
     """Seeded uniform(-1, 1) data."""
     return np.random.default_rng(seed).uniform(-1, 1, shape).astype(dtype)

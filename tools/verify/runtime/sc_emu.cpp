@@ -45,6 +45,7 @@ struct WarpGroup {
 struct Warp {
   unsigned exist, exited;
   unsigned pending;  // lanes named by an active group (fast path for exits)
+  unsigned active;   // bit i: groups[i] is waiting for lanes
   WarpGroup groups[32];
 };
 
@@ -262,6 +263,7 @@ void complete_group(Worker* w, Warp& wp, WarpGroup& g, unsigned warp_index) {
     f.state = kRunnable;
   }
   g.active = false;
+  wp.active &= ~(1u << (unsigned)(&g - wp.groups));
   wp.pending &= ~need;
 }
 
@@ -272,8 +274,9 @@ void on_exit(Fiber* f) {
   unsigned lane = f->linear & 31u;
   Warp& wp = w->warps[f->linear >> 5];
   wp.exited |= 1u << lane;
-  if ((wp.pending >> lane) & 1u) for (auto& g : wp.groups) {
-    if (g.active && ((g.need >> lane) & 1u) && !((g.arrived >> lane) & 1u)) {
+  if ((wp.pending >> lane) & 1u) for (unsigned m = wp.active; m; m &= m - 1) {
+    WarpGroup& g = wp.groups[__builtin_ctz(m)];
+    if (((g.need >> lane) & 1u) && !((g.arrived >> lane) & 1u)) {
       fail_in_fiber(f, kDeadlock,
                     std::string(op_name(g.kind)) + " at line " + std::to_string(g.line) + " with mask " +
                         hex(g.mask) + " waits for lane " + std::to_string(lane) + " of warp " +
@@ -360,7 +363,7 @@ void run_block(Worker* w, unsigned linear) {
     w->warps[k].exist = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1u);
     w->warps[k].exited = 0;
     w->warps[k].pending = 0;
-    for (auto& gr : w->warps[k].groups) gr.active = false;
+    w->warps[k].active = 0;
   }
   // Shared memory: dynamic part first, static slots after; poisoned so a read before a write
   // (a missing barrier) produces NaN / garbage instead of a plausible value.
@@ -602,8 +605,8 @@ unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, in
                                     ": mask " + hex(mask) + " names exited lanes " + hex(need & wp.exited));
   }
   WarpGroup* grp = nullptr;
-  for (auto& g : wp.groups) {
-    if (!g.active) continue;
+  for (unsigned m = wp.active; m; m &= m - 1) {
+    WarpGroup& g = wp.groups[__builtin_ctz(m)];
     if ((g.need >> lane) & 1u) {
       if (g.mask != mask)
         fail_in_fiber(f, kCrash, std::string(op_name(kind)) + " at line " + std::to_string(line) + " in " +
@@ -618,9 +621,9 @@ unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, in
                                    " of a pending collective (line " + std::to_string(g.line) + ")");
   }
   if (!grp) {
-    for (auto& g : wp.groups) {
-      if (!g.active) { grp = &g; break; }
-    }
+    unsigned slot = __builtin_ctz(~wp.active);  // at most 32 disjoint groups: always one free
+    grp = &wp.groups[slot];
+    wp.active |= 1u << slot;
     grp->active = true;
     wp.pending |= need;
     grp->kind = kind;
