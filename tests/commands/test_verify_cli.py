@@ -146,3 +146,20 @@ def test_compile_only_backend_reports_compiled_not_equivalent(tmp_path, monkeypa
     res = runner.invoke(app, ["verify", str(broken), "--task", str(tmp_path / "task.yaml"),
                               "--backend", "compile-only", "--json"])
     assert res.exit_code == 1 and json.loads(res.output)["compiled"] is False
+
+
+def test_real_cpu_backend_on_a_corpus_variant():
+    from structcover.tools.corpus import find_task
+    from structcover.tools.verify.select import CpuBackend
+
+    ok, why = CpuBackend().available()
+    if not ok:
+        pytest.skip(f"CPU emulator unavailable: {why}")
+    spec, family = find_task("saxpy")
+    variant = family.variants[0]
+    res = runner.invoke(app, ["verify", str(variant.path), "--task", "saxpy", "--backend", "cpu",
+                              "--trials", "1", "--json"])
+    assert res.exit_code == 0, res.output
+    verdict = json.loads(res.output)
+    assert verdict["backend"] == "cpu" and verdict["equivalent"] is True
+    assert "network namespace" in verdict["detail"] or "network NOT isolated" in verdict["detail"]

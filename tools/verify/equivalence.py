@@ -182,6 +182,9 @@ def check_equivalence(candidate_src: str, reference_src: str, spec: TaskSpec, *,
                             detail=f"seed {trial_seed}: {cand.status}: {cand.detail}".strip())
         if first_timing is None:
             first_timing, first_energy = cand.timing, cand.energy_j
+            # Say where and how it ran (device, isolation) in the verdict too.
+            notes += [line for line in cand.detail.splitlines()
+                      if line.startswith(("sandbox:", "gpu:"))]
         changed = _modified_inputs(spec, inputs, cand.inputs_after)
         if changed:
             return _verdict(candidate_src, spec, backend.name, equivalent=False, compiled=True,
