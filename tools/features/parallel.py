@@ -3,13 +3,14 @@ loops, coarsening, reduction strategies, cooperative groups, tensor cores, async
 
 from __future__ import annotations
 
+import re
+
 from tree_sitter import Node
 
-from structcover.tools.cuda_ast import walk
 from structcover.tools.features.dataflow import (
     Indirect, NotAffine, Resolver, const_of, thread_dependent)
-from structcover.tools.features.model import Facts, Func
 from structcover.tools.features.memory import MemoryFacts, base_space
+from structcover.tools.features.model import Facts, Func
 
 _VOTES = (b"__ballot_sync", b"__any_sync", b"__all_sync", b"__uni_sync", b"__match_any_sync",
           b"__match_all_sync", b"__ballot", b"__any", b"__all", b".ballot", b".any", b".all",
@@ -20,27 +21,26 @@ _FAST_MATH = frozenset({b"__expf", b"__logf", b"__sinf", b"__cosf", b"__tanf", b
                         b"__fdividef", b"__exp10f", b"__log2f", b"__log10f", b"__saturatef",
                         b"__frcp_rn", b"__fsqrt_rn", b"__frsqrt_rn", b"__fmaf_rn"})
 _HALVING = (b">>=", b"/=", b"*=", b"<<=")
+_NAME = re.compile(rb"[A-Za-z_]\w*")
 
 
 def depends_on_thread(node: Node, res: Resolver) -> bool:
     """True when ``node`` reads a thread index, directly or through variable definitions."""
-    for n in walk(node):
-        t = n.type
-        if t == "field_expression":
-            if n.text.startswith(b"threadIdx"):
-                return True
-        elif t == "identifier":
-            name = n.text
-            if name in res.func.loop_vars or name in res.func.defs:
-                try:
-                    if thread_dependent(res.variable(name, n.start_byte)[0]):
-                        return True
-                except (NotAffine, Indirect):
-                    if any(b"threadIdx" in v.text or b"thread_rank" in v.text
-                           for _, v in res.func.defs.get(name, [])[:4]):
-                        return True
-        elif t == "call_expression" and b"thread_rank" in n.text:
-            return True
+    text = node.text
+    if b"threadIdx" in text or b"thread_rank" in text:
+        return True
+    func = res.func
+    # Names are read off the text (cheaper than walking the subtree's nodes); a name that is
+    # not a local variable (a parameter, a field, a keyword) cannot carry a thread index.
+    for name in set(_NAME.findall(text)):
+        if name in func.defs:
+            try:
+                if thread_dependent(res.variable(name, node.start_byte)[0]):
+                    return True
+            except (NotAffine, Indirect):
+                if any(b"threadIdx" in v.text or b"thread_rank" in v.text
+                       for _, v in func.defs[name][:4]):
+                    return True
     return False
 
 
@@ -95,11 +95,8 @@ def _grid_stride(func: Func, loop: Node) -> bool:
             return False
         if b"gridDim" in upd.text or b"num_threads" in upd.text:
             return True
-        for n in walk(upd):
-            if n.type == "identifier" and any(b"gridDim" in v.text
-                                              for _, v in func.defs.get(n.text, [])[:2]):
-                return True
-        return False
+        return any(b"gridDim" in v.text for name in _NAME.findall(upd.text)
+                   for _, v in func.defs.get(name, [])[:2])
     s, e = loop.start_byte, loop.end_byte
     for name, defs in func.defs.items():
         for op, v in defs:

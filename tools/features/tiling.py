@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 from tree_sitter import Node
 
 from structcover.tools.features.memory import MemoryFacts
 from structcover.tools.features.model import Facts
+
+_NAME = re.compile(rb"[A-Za-z_]\w*")
 
 
 def tiling_features(facts: Facts, mem: MemoryFacts) -> dict[str, bool | int]:
@@ -50,10 +54,7 @@ def _contains(ranges: list[tuple[int, int]], node: Node) -> bool:
 
 
 def _reads_any(node: Node, names: set[bytes]) -> bool:
+    """True when ``node`` reads one of ``names`` (identifiers read off the text, no walk)."""
     if not names:
         return False
-    if node.type == "identifier":
-        return node.text in names
-    text = node.text
-    return any(name in text for name in names) and any(
-        _reads_any(c, names) for c in node.named_children)
+    return any(name in names for name in _NAME.findall(node.text))

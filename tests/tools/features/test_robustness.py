@@ -25,6 +25,9 @@ def _well_formed(values: dict) -> None:
     "#define X(a) a[\n#define Y X(\n__global__ void k(float* p) { Y threadIdx.x]); }",
     "__global__ void k(float* a) { a[" + "(" * 3000 + "threadIdx.x" + ")" * 3000 + "] = 1; }",
     "__global__ void k(float* a) { int i = " + " + ".join(["threadIdx.x"] * 4000) + "; a[i] = 0; }",
+    "__shared__ float s[32]; __global__ void k(float* a) { float v = a[threadIdx.x]; "
+    "s[threadIdx.x] = " + "(" * 20000 + "v" + ")" * 20000 + "; __syncthreads(); a[0] = s[1]; }",
+    "__global__ void k(float* a) { a[0] = " + "-" * 50000 + "threadIdx.x; }",
     "struct __align__(16) S { float x; }; __global__ void k(S* s) { "
     "auto f = [] __device__ (int i) { return i; }; s[threadIdx.x].x = f(1); }",
     "template <typename T> class Foo { public: T bar(T x) { return x * 2; } }; "
