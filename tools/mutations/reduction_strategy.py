@@ -128,9 +128,9 @@ def shuffle_to_tree(program: str) -> MutationResult:
                  f"    __shared__ {decl.group(1)} red_[1024];",
                  "    const int tl_ = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);",
                  "    const int lane_ = tl_ & 31;",
-                 "    __syncwarp();", f"    red_[tl_] = {val};", "    __syncwarp();",
+                 "    __syncwarp(0xffffffff);", f"    red_[tl_] = {val};", "    __syncwarp(0xffffffff);",
                  f"    for (int {o} = 16; {o} > 0; {o} >>= 1) {{",
-                 f"        if (lane_ < {o}) {combine}", "        __syncwarp();", "    }",
+                 f"        if (lane_ < {o}) {combine}", "        __syncwarp(0xffffffff);", "    }",
                  f"    {val} = red_[tl_ - lane_];", "}"]
         prag = pragma_before(src, node)  # a pragma before a block is an error: drop it
         edits.append((node.start_byte if prag is None else prag.start_byte, node.end_byte,

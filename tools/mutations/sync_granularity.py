@@ -22,6 +22,8 @@ def block_to_warp_sync(program: str) -> MutationResult:
     of at least 64). When code after the loop reads the array outside ``if (tid == 0)``, a
     block barrier is kept after the warp steps so other warps see the result.
     """
+    # the explicit full mask is the same as __syncwarp() on a GPU, and the CPU emulator's
+    # macro rejects the empty argument list
     src = parse(program)
     b = Builder("block_to_warp_sync", program)
     edits = []
@@ -31,7 +33,7 @@ def block_to_warp_sync(program: str) -> MutationResult:
         lines = [f"if ({tree.tid} < 32) {{  // only warp 0 communicates from here on",
                  f"    for (int {tree.svar} = 32; {tree.svar} > 0; {tree.svar} >>= 1) {{",
                  f"        if ({tree.tid} < {tree.svar}) {combine_text(tree, own, other)}",
-                 "        __syncwarp();", "    }", "}"]
+                 "        __syncwarp(0xffffffff);", "    }", "}"]
         if not only_tid0_reads_after(src, tree):
             lines.append("__syncthreads();")
         edits.append((tree.node.start_byte, tree.node.end_byte,

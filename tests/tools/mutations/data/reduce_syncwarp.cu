@@ -9,7 +9,7 @@ __global__ void reduce_kernel(const float* x, float* out, int n) {
     const int i = blockIdx.x * BLOCK + tid;
     s[tid] = (i < n) ? x[i] : 0.0f;
     __syncthreads();
-    __syncwarp();
+    __syncwarp(0xffffffff);
     for (int stride = BLOCK / 2; stride > 0; stride >>= 1) {
         if (tid < stride) s[tid] += s[tid + stride];
         __syncthreads();
