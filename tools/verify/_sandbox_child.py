@@ -58,17 +58,51 @@ def _isolate(job: dict) -> list[str]:
     return notes
 
 
+def _run_meta(result) -> dict:  # noqa: ANN001 - a RunResult
+    return {"status": result.status, "detail": result.detail, "backend": result.backend,
+            "energy_j": result.energy_j,
+            "timing": result.timing.model_dump(mode="json") if result.timing else None}
+
+
+def _run_arrays(result, prefix: str = "") -> dict:  # noqa: ANN001 - a RunResult
+    import numpy as np
+
+    arrays = {f"{prefix}out:{k}": np.ascontiguousarray(v) for k, v in result.outputs.items()}
+    arrays.update({f"{prefix}in:{k}": np.ascontiguousarray(v)
+                   for k, v in result.inputs_after.items()})
+    return arrays
+
+
 def _write_run(work: Path, result) -> None:  # noqa: ANN001 - a RunResult
     import numpy as np
 
-    arrays = {f"out:{k}": np.ascontiguousarray(v) for k, v in result.outputs.items()}
-    arrays.update({f"in:{k}": np.ascontiguousarray(v) for k, v in result.inputs_after.items()})
+    arrays = _run_arrays(result)
     if arrays:
         np.savez(work / "outputs.npz", **arrays)
-    meta = {"kind": "run", "status": result.status, "detail": result.detail,
-            "backend": result.backend, "energy_j": result.energy_j,
-            "timing": result.timing.model_dump(mode="json") if result.timing else None}
-    (work / "result.json").write_text(json.dumps(meta))
+    (work / "result.json").write_text(json.dumps({"kind": "run", **_run_meta(result)}))
+
+
+def _run_batch(work: Path, func, kwargs: dict, n: int) -> None:  # noqa: ANN001
+    """Call ``func`` once per input set ``0/…``, ``1/…``; stop after the first non-ok run."""
+    import numpy as np
+
+    sets: list[dict] = [{} for _ in range(n)]
+    with np.load(work / "inputs.npz", allow_pickle=False) as data:
+        for key in data.files:
+            index, name = key.split("/", 1)
+            sets[int(index)][name] = data[key]
+    results = []
+    for inputs in sets:
+        results.append(func(**kwargs, inputs=inputs))
+        if results[-1].status != "ok":
+            break
+    arrays: dict = {}
+    for i, result in enumerate(results):
+        arrays.update(_run_arrays(result, f"{i}/"))
+    if arrays:
+        np.savez(work / "outputs.npz", **arrays)
+    (work / "result.json").write_text(json.dumps(
+        {"kind": "runs", "runs": [_run_meta(r) for r in results]}))
 
 
 def main(work: Path) -> int:
@@ -83,6 +117,11 @@ def main(work: Path) -> int:
             from structcover.schema import TaskSpec
 
             kwargs["spec"] = TaskSpec.model_validate(job["spec"])
+        if job.get("batch"):
+            module_name, func_name = job["target"].split(":", 1)
+            func = getattr(importlib.import_module(module_name), func_name)
+            _run_batch(work, func, kwargs, int(job["batch"]))
+            return 0
         if job.get("has_inputs"):
             import numpy as np
 

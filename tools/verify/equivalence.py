@@ -116,6 +116,43 @@ def _modified_inputs(spec: TaskSpec, before: dict[str, np.ndarray],
     return None
 
 
+def _run_all(backend: ExecutionBackend, source: str, spec: TaskSpec,
+             inputs_list: list[dict[str, np.ndarray]], sizes: dict[str, int] | None,
+             timeout_s: float) -> list[RunResult]:
+    """Run ``source`` on every input set (copies), in one batch when the backend can.
+
+    Stops after the first non-``ok`` run, so the list may be shorter than ``inputs_list``.
+    """
+    copies = [_copy(inputs) for inputs in inputs_list]
+    run_many = getattr(backend, "run_many", None)
+    if run_many is not None:
+        return list(run_many(source, spec, copies, sizes=sizes, timeout_s=timeout_s))
+    results = []
+    for inputs in copies:
+        results.append(backend.run(source, spec, inputs, sizes=sizes, timeout_s=timeout_s))
+        if results[-1].status != "ok":
+            break
+    return results
+
+
+def _reference_runs(reference_src: str, spec: TaskSpec, seeds: list[int],
+                    all_inputs: list[dict[str, np.ndarray]], sizes: dict[str, int] | None,
+                    backend: ExecutionBackend, cache: ReferenceCache,
+                    timeout_s: float) -> list[RunResult]:
+    """Reference results per seed: cached ones reused, the rest run in one batch and cached."""
+    keys = [cache.key(reference_src, spec, sizes, s, backend.name) for s in seeds]
+    found = [cache.get(k) for k in keys]
+    missing = [i for i, r in enumerate(found) if r is None]
+    if missing:
+        ran = _run_all(backend, reference_src, spec, [all_inputs[i] for i in missing], sizes,
+                       timeout_s)
+        for i, result in zip(missing, ran):
+            cache.put(keys[i], result)
+            found[i] = result
+    # A batch that stopped early left later seeds unrun: its last result says why.
+    return [r if r is not None else ran[-1] for r in found]
+
+
 def check_equivalence(candidate_src: str, reference_src: str, spec: TaskSpec, *,
                       backend: ExecutionBackend | None = None, trials: int | None = None,
                       seed: int | None = None, sizes: dict[str, int] | None = None,
@@ -159,21 +196,20 @@ def check_equivalence(candidate_src: str, reference_src: str, spec: TaskSpec, *,
     max_abs = max_rel = 0.0
     notes: list[str] = []
     first_timing, first_energy = None, None
-    for trial in range(trials):
-        trial_seed = seed + trial
-        inputs = make_inputs(spec, trial_seed, sizes)
-        key = cache.key(reference_src, spec, sizes, trial_seed, backend.name)
-        ref = cache.get(key)
-        if ref is None:
-            ref = backend.run(reference_src, spec, _copy(inputs), sizes=sizes,
-                              timeout_s=settings.timeout_s)
-            cache.put(key, ref)
+    seeds = [seed + t for t in range(trials)]
+    all_inputs = [make_inputs(spec, s, sizes) for s in seeds]
+    refs = _reference_runs(reference_src, spec, seeds, all_inputs, sizes, backend, cache,
+                           settings.timeout_s)
+    for trial_seed, ref in zip(seeds, refs):
         if ref.status != "ok":
             return _verdict(candidate_src, spec, backend.name, equivalent=None,
                             failure="reference-failed",
                             detail=f"reference {ref.status} on seed {trial_seed}: {ref.detail}")
-        cand = backend.run(candidate_src, spec, _copy(inputs), sizes=sizes,
-                           timeout_s=settings.timeout_s)
+    cands = _run_all(backend, candidate_src, spec, all_inputs, sizes, settings.timeout_s)
+    if len(cands) < trials and all(c.status == "ok" for c in cands):
+        return _verdict(candidate_src, spec, backend.name, equivalent=None, failure="crash",
+                        detail=f"backend returned {len(cands)} results for {trials} trials")
+    for trial_seed, inputs, ref, cand in zip(seeds, all_inputs, refs, cands):
         if cand.status != "ok":
             compiled = {"compile-error": False, "rejected": None}.get(cand.status, True)
             return _verdict(candidate_src, spec, backend.name, equivalent=False, compiled=compiled,

@@ -33,7 +33,7 @@ from structcover.schema import ScalarArg, TaskSpec, Timing, eval_size_expr
 from structcover.tools.verify.backend import RunResult
 from structcover.tools.verify.gpu_api import DeviceApi, GpuError, open_device
 from structcover.tools.verify.gpu_nvml import NvmlMonitor
-from structcover.tools.verify.sandbox import SandboxLimits, run_program_sandboxed
+from structcover.tools.verify.sandbox import SandboxLimits, run_programs_sandboxed
 
 _SCALAR_CTYPES = {"int": ctypes.c_int, "long long": ctypes.c_longlong,
                   "unsigned int": ctypes.c_uint, "float": ctypes.c_float,
@@ -283,10 +283,16 @@ class GpuBackend:
     def run(self, source: str, spec: TaskSpec, inputs: dict[str, np.ndarray], *,
             sizes: dict[str, int] | None = None, timeout_s: float = 60.0) -> RunResult:
         """Run in a sandbox child with no RLIMIT_AS (CUDA maps large virtual ranges)."""
-        limits = SandboxLimits(timeout_s=timeout_s, memory_limit_mb=None,
+        return self.run_many(source, spec, [inputs], sizes=sizes, timeout_s=timeout_s)[0]
+
+    def run_many(self, source: str, spec: TaskSpec, inputs_batch: list[dict[str, np.ndarray]],
+                 *, sizes: dict[str, int] | None = None, timeout_s: float = 60.0,
+                 ) -> list[RunResult]:
+        """Several input sets in one sandbox child; ``timeout_s`` is per run."""
+        limits = SandboxLimits(timeout_s=timeout_s * len(inputs_batch), memory_limit_mb=None,
                                allow_user_namespace=False)
-        return run_program_sandboxed(
-            "structcover.tools.verify.gpu_runner:run_program", source, spec, inputs,
+        return run_programs_sandboxed(
+            "structcover.tools.verify.gpu_runner:run_program", source, spec, inputs_batch,
             sizes=sizes, limits=limits, backend="gpu",
             extra={"trials": self.trials, "warmup": self.warmup,
                    "device_index": self.device_index,

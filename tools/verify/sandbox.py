@@ -36,7 +36,7 @@ from structcover.tools.verify.backend import RunResult
 from structcover.tools.verify.host_policy import check_host_policy
 
 __all__ = ["SandboxLimits", "SandboxOutcome", "check_host_policy", "run_program_sandboxed",
-           "sandbox_call"]
+           "run_programs_sandboxed", "sandbox_call"]
 
 _SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
 
@@ -74,10 +74,10 @@ class SandboxLimits:
 class SandboxOutcome:
     """What came back from a sandboxed job."""
 
-    status: str  # a RunStatus, or "ok" with ``value``/``result`` set
+    status: str  # a RunStatus, or "ok" with ``value``/``results`` set
     detail: str = ""
     value: Any = None
-    result: RunResult | None = None
+    results: list[RunResult] = field(default_factory=list)
     isolation: list[str] = field(default_factory=list)
     returncode: int | None = None
     wall_s: float = 0.0
@@ -115,40 +115,54 @@ def _signal_status(sig: int) -> tuple[str, str]:
     return "crash", f"killed by {name}"
 
 
-def _load_result(work: Path, status: str) -> tuple[RunResult | None, Any, dict]:
+def _make_run(meta: dict, arrays: dict[str, np.ndarray]) -> RunResult:
+    outputs = {k[4:]: v for k, v in arrays.items() if k.startswith("out:")}
+    inputs_after = {k[3:]: v for k, v in arrays.items() if k.startswith("in:")}
+    timing = Timing.model_validate(meta["timing"]) if meta.get("timing") else None
+    return RunResult(status=meta.get("status", "crash"), outputs=outputs,
+                     inputs_after=inputs_after, detail=meta.get("detail", ""),
+                     backend=meta.get("backend", ""), timing=timing,
+                     energy_j=meta.get("energy_j"))
+
+
+def _load_result(work: Path) -> tuple[list[RunResult], Any, dict]:
     meta = json.loads((work / "result.json").read_text())
-    if meta.get("kind") != "run":
-        return None, meta.get("value"), meta
-    outputs: dict[str, np.ndarray] = {}
-    inputs_after: dict[str, np.ndarray] = {}
+    if meta.get("kind") not in ("run", "runs"):
+        return [], meta.get("value"), meta
+    arrays: dict[str, np.ndarray] = {}
     npz = work / "outputs.npz"
     if npz.exists():
         with np.load(npz, allow_pickle=False) as data:
-            for key in data.files:
-                target = outputs if key.startswith("out:") else inputs_after
-                target[key.split(":", 1)[1]] = data[key]
-    timing = Timing.model_validate(meta["timing"]) if meta.get("timing") else None
-    result = RunResult(status=meta.get("status", status), outputs=outputs,
-                       inputs_after=inputs_after, detail=meta.get("detail", ""),
-                       backend=meta.get("backend", ""), timing=timing,
-                       energy_j=meta.get("energy_j"))
-    return result, None, meta
+            arrays = {key: data[key] for key in data.files}
+    if meta["kind"] == "run":
+        return [_make_run(meta, arrays)], None, meta
+    runs = []
+    for i, run_meta in enumerate(meta["runs"]):
+        prefix = f"{i}/"
+        runs.append(_make_run(run_meta, {k[len(prefix):]: v for k, v in arrays.items()
+                                         if k.startswith(prefix)}))
+    return runs, None, meta
 
 
 def sandbox_call(target: str, *, kwargs: dict[str, Any] | None = None,
                  spec: TaskSpec | None = None, inputs: dict[str, np.ndarray] | None = None,
+                 inputs_batch: list[dict[str, np.ndarray]] | None = None,
                  limits: SandboxLimits | None = None) -> SandboxOutcome:
     """Call ``module:function`` in a sandboxed child process.
 
     The child calls ``function(**kwargs, [spec=TaskSpec], [inputs=arrays])``. A function that
-    returns a ``RunResult`` has its arrays shipped back through ``outputs.npz``; any other
-    return value must be JSON-serialisable and comes back as ``value``.
+    returns a ``RunResult`` has its arrays shipped back through ``outputs.npz`` (in
+    ``results``); any other return value must be JSON-serialisable and comes back as ``value``.
+    With ``inputs_batch`` the function (which must return RunResults) is called once per input
+    set in the same child, stopping after the first run whose status is not ``ok``: one
+    interpreter start-up and one library load for several trials.
 
     Args:
         target: ``"package.module:function"``.
         kwargs: JSON-serialisable keyword arguments.
         spec: Passed as ``spec`` when given.
         inputs: Passed as ``inputs`` when given (written to ``inputs.npz``).
+        inputs_batch: Several input sets, one call each (exclusive with ``inputs``).
         limits: Resource limits (defaults: ``SandboxLimits()``).
 
     Returns:
@@ -159,12 +173,15 @@ def sandbox_call(target: str, *, kwargs: dict[str, Any] | None = None,
     """
     if ":" not in target:
         raise ValueError(f"target {target!r} must be 'module:function'")
+    if inputs is not None and inputs_batch is not None:
+        raise ValueError("pass inputs or inputs_batch, not both")
     limits = limits or SandboxLimits()
     work = Path(tempfile.mkdtemp(prefix="structcover-sbx-"))
     try:
         job = {"target": target, "kwargs": kwargs or {},
                "spec": spec.model_dump(mode="json") if spec else None,
                "has_inputs": inputs is not None,
+               "batch": len(inputs_batch) if inputs_batch is not None else None,
                "memory_limit_mb": limits.memory_limit_mb,
                "cpu_limit_s": limits.cpu_limit_s or int(limits.timeout_s * (os.cpu_count() or 1))
                + 10,
@@ -174,6 +191,10 @@ def sandbox_call(target: str, *, kwargs: dict[str, Any] | None = None,
         (work / "job.json").write_text(json.dumps(job))
         if inputs is not None:
             np.savez(work / "inputs.npz", **{k: np.ascontiguousarray(v) for k, v in inputs.items()})
+        if inputs_batch is not None:
+            np.savez(work / "inputs.npz", **{f"{i}/{k}": np.ascontiguousarray(v)
+                                             for i, arrays in enumerate(inputs_batch)
+                                             for k, v in arrays.items()})
         return _run_child(work, limits)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -209,47 +230,58 @@ def _run_child(work: Path, limits: SandboxLimits) -> SandboxOutcome:
     if not (work / "result.json").exists():
         return SandboxOutcome("crash", f"child exited with code {rc} and no result\n{logs}".strip(),
                               isolation=isolation, returncode=rc, wall_s=wall)
-    result, value, meta = _load_result(work, "ok")
+    results, value, meta = _load_result(work)
     if meta.get("error"):
         return SandboxOutcome(meta.get("status", "crash"), meta["error"], isolation=isolation,
                               returncode=rc, wall_s=wall)
-    status = result.status if result else "ok"
-    return SandboxOutcome(status, result.detail if result else "", value=value, result=result,
-                          isolation=isolation, returncode=rc, wall_s=wall)
+    status = next((r.status for r in results if r.status != "ok"), "ok")
+    return SandboxOutcome(status, results[-1].detail if results else "", value=value,
+                          results=results, isolation=isolation, returncode=rc, wall_s=wall)
+
+
+def run_programs_sandboxed(target: str, source: str, spec: TaskSpec,
+                           inputs_batch: list[dict[str, np.ndarray]], *,
+                           sizes: dict[str, int] | None = None,
+                           limits: SandboxLimits | None = None, backend: str = "",
+                           extra: dict[str, Any] | None = None) -> list[RunResult]:
+    """Policy-check ``source``, then run ``target(source=, spec=, inputs=, sizes=, **extra)``
+    once per input set, all in one sandboxed child.
+
+    Args:
+        target: A ``run_program``-style function, ``"module:function"``, returning RunResult.
+        source: Program text (untrusted).
+        spec: The task.
+        inputs_batch: Input sets (arrays for every tensor argument), one run each.
+        sizes: Size overrides.
+        limits: Sandbox limits for the whole batch.
+        backend: Backend name recorded in the results.
+        extra: More JSON-serialisable keyword arguments for ``target``.
+
+    Returns:
+        One result per run made: the runs stop after the first non-``ok`` one. A single
+        ``rejected`` result when the host policy refuses the program; a single ``timeout`` /
+        ``crash`` result when the child misbehaves. Details end with what was isolated.
+    """
+    reasons = check_host_policy(source)
+    if reasons:
+        return [RunResult(status="rejected", backend=backend,
+                          detail="host policy: " + "; ".join(reasons))]
+    outcome = sandbox_call(target, kwargs={"source": source, "sizes": sizes, **(extra or {})},
+                           spec=spec, inputs_batch=inputs_batch, limits=limits)
+    note = "sandbox: " + ", ".join(outcome.isolation) if outcome.isolation else ""
+    results = outcome.results or [RunResult(
+        status=outcome.status if outcome.status != "ok" else "crash", backend=backend,
+        detail=outcome.detail or "job returned no RunResult")]
+    for result in results:
+        result.backend = result.backend or backend
+        result.detail = "\n".join(p for p in (result.detail, note) if p)
+    return results
 
 
 def run_program_sandboxed(target: str, source: str, spec: TaskSpec,
                           inputs: dict[str, np.ndarray], *, sizes: dict[str, int] | None = None,
                           limits: SandboxLimits | None = None, backend: str = "",
                           extra: dict[str, Any] | None = None) -> RunResult:
-    """Policy-check ``source``, then run ``target(source=, spec=, inputs=, sizes=, **extra)``.
-
-    Args:
-        target: A ``run_program``-style function, ``"module:function"``, returning RunResult.
-        source: Program text (untrusted).
-        spec: The task.
-        inputs: Arrays for every tensor argument.
-        sizes: Size overrides.
-        limits: Sandbox limits.
-        backend: Backend name recorded in the result.
-        extra: More JSON-serialisable keyword arguments for ``target``.
-
-    Returns:
-        The run's result; status ``rejected`` when the host policy refuses the program, and
-        ``timeout``/``crash`` when the child misbehaves. The detail ends with what was isolated.
-    """
-    reasons = check_host_policy(source)
-    if reasons:
-        return RunResult(status="rejected", backend=backend,
-                         detail="host policy: " + "; ".join(reasons))
-    outcome = sandbox_call(target, kwargs={"source": source, "sizes": sizes, **(extra or {})},
-                           spec=spec, inputs=inputs, limits=limits)
-    note = "sandbox: " + ", ".join(outcome.isolation) if outcome.isolation else ""
-    if outcome.result is not None:
-        result = outcome.result
-        result.backend = result.backend or backend
-    else:
-        result = RunResult(status=outcome.status if outcome.status != "ok" else "crash",
-                           backend=backend, detail=outcome.detail or "job returned no RunResult")
-    result.detail = "\n".join(p for p in (result.detail, note) if p)
-    return result
+    """``run_programs_sandboxed`` for one input set; returns its single result."""
+    return run_programs_sandboxed(target, source, spec, [inputs], sizes=sizes, limits=limits,
+                                  backend=backend, extra=extra)[0]

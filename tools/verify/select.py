@@ -14,7 +14,7 @@ from structcover.config import CompilerSettings, VerifySettings
 from structcover.schema import TaskSpec
 from structcover.tools.verify.backend import ExecutionBackend, RunResult
 from structcover.tools.verify.host_policy import check_host_policy
-from structcover.tools.verify.sandbox import SandboxLimits, run_program_sandboxed
+from structcover.tools.verify.sandbox import SandboxLimits, run_programs_sandboxed
 
 BACKENDS = ("auto", "gpu", "cpu", "compile-only")
 _CPU_TARGET = "structcover.tools.verify.cpu_backend:run_program"
@@ -53,13 +53,22 @@ class CpuBackend:
         The emulator's own watchdog gets ``timeout_s`` (it reports stuck kernels as
         ``timeout`` with detail); the child is killed ``_GRACE_S`` later in case host code hangs.
         """
+        return self.run_many(source, spec, [inputs], sizes=sizes, timeout_s=timeout_s)[0]
+
+    def run_many(self, source: str, spec: TaskSpec, inputs_batch: list[dict[str, np.ndarray]],
+                 *, sizes: dict[str, int] | None = None, timeout_s: float | None = None,
+                 ) -> list[RunResult]:
+        """Several input sets in one sandbox child (one start-up, one library load).
+
+        ``timeout_s`` applies to each run; the runs stop after the first non-``ok`` one.
+        """
         timeout = timeout_s or self.settings.timeout_s
-        limits = SandboxLimits(timeout_s=timeout + _GRACE_S,
+        limits = SandboxLimits(timeout_s=timeout * len(inputs_batch) + _GRACE_S,
                                memory_limit_mb=self.settings.memory_limit_mb)
-        return run_program_sandboxed(_CPU_TARGET, source, spec, inputs, sizes=sizes,
-                                     limits=limits, backend="cpu",
-                                     extra={"timeout_s": timeout,
-                                            "cache_dir": str(self.settings.cache_dir)})
+        return run_programs_sandboxed(_CPU_TARGET, source, spec, inputs_batch, sizes=sizes,
+                                      limits=limits, backend="cpu",
+                                      extra={"timeout_s": timeout,
+                                             "cache_dir": str(self.settings.cache_dir)})
 
 
 class CompileOnlyBackend:

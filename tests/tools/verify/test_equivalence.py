@@ -187,3 +187,27 @@ def test_trials_use_distinct_seeds():
 def test_rejects_zero_trials():
     with pytest.raises(ValueError, match="trials"):
         _check("y[:] = 2 * x", trials=0)
+
+
+def test_batching_backend_gets_one_call_per_program():
+    class Batching(FakeBackend):
+        def __init__(self):
+            super().__init__()
+            self.batches = []
+
+        def run_many(self, source, spec, inputs_batch, *, sizes=None, timeout_s=60.0):
+            self.batches.append((source, len(inputs_batch)))
+            out = []
+            for inputs in inputs_batch:
+                out.append(self.run(source, spec, inputs))
+                if out[-1].status != "ok":
+                    break
+            return out
+
+    backend = Batching()
+    v = check_equivalence("y[:] = x * 2", REF, _spec(), backend=backend, cache=ReferenceCache())
+    assert v.equivalent is True
+    assert backend.batches == [(REF, 5), ("y[:] = x * 2", 5)]
+    bad = check_equivalence("STATUS:crash boom", REF, _spec(), backend=backend,
+                            cache=ReferenceCache())
+    assert bad.failure == "crash" and "seed 42" in bad.detail

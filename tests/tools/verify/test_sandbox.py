@@ -154,3 +154,16 @@ def test_policy_refusal_happens_before_running(tmp_path):
     res = run_program_sandboxed(f"{P}:double_outputs", src, _spec(), inputs, backend="probe")
     assert res.status == "rejected" and "remove" in res.detail
     assert victim.read_text() == "keep me"
+
+
+def test_batch_runs_every_input_set_in_one_child():
+    from structcover.tools.verify.sandbox import run_programs_sandboxed
+
+    sets = [{"x": np.full(8, float(i), np.float32), "y": np.zeros(8, np.float32)}
+            for i in range(3)]
+    results = run_programs_sandboxed(f"{P}:double_outputs", GOOD, _spec(), sets, backend="probe",
+                                     limits=SandboxLimits(timeout_s=30))
+    assert [r.status for r in results] == ["ok"] * 3
+    for i, res in enumerate(results):
+        np.testing.assert_array_equal(res.outputs["y"], np.full(8, 2.0 * i, np.float32))
+        assert "sandbox:" in res.detail
