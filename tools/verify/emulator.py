@@ -22,9 +22,11 @@ from pathlib import Path
 
 RUNTIME_DIR = Path(__file__).parent / "runtime"
 #: No FMA contraction (the GPU contracts; tolerances absorb the difference, but the emulator
-#: should not add its own), and no strict aliasing: CUDA code reinterpret_casts to float4.
+#: should not add its own); no strict aliasing (CUDA code reinterpret_casts to float4); and no
+#: "loops terminate" assumption, so a planted infinite loop runs (and times out) as written
+#: instead of being deleted by the optimizer.
 CXXFLAGS = ["-std=c++17", "-O2", "-fPIC", "-ffp-contract=off", "-fno-strict-aliasing",
-            "-fno-math-errno", "-pthread"]
+            "-fno-math-errno", "-fno-finite-loops", "-pthread"]
 
 #: Status codes of sc_status() in runtime/sc_emu.cpp.
 STATUS_NAMES = {0: "ok", 1: "deadlock", 2: "crash", 3: "timeout", 4: "unsupported"}

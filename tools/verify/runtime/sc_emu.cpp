@@ -109,6 +109,8 @@ Global& G() {
   return *g;
 }
 std::atomic<int> g_sites{0};
+// The handlers that were installed before the launch (Python's faulthandler, for one).
+struct sigaction g_old_segv, g_old_bus, g_old_usr2;
 thread_local Worker* tls_worker = nullptr;
 
 unsigned long long xorshift(unsigned long long& s) {
@@ -425,7 +427,8 @@ void on_signal(int sig, siginfo_t* si, void* ucv) {
     if (!on_fiber || !G().abort.load()) return;
   } else {
     if (!on_fiber) {
-      signal(sig, SIG_DFL);  // not ours: let the fault take its normal course
+      // Not a kernel's fault: reinstate the previous handler; the fault recurs and reaches it.
+      sigaction(sig, sig == SIGSEGV ? &g_old_segv : &g_old_bus, nullptr);
       return;
     }
     uintptr_t addr = (uintptr_t)si->si_addr;
@@ -506,7 +509,10 @@ int launch_impl(dim3 grid, dim3 block, size_t smem, ThreadFn fn, void* ctx, bool
   while ((int)g.workers.size() < nw) g.workers.push_back(new Worker());
   for (int i = 0; i < nw; ++i) g.workers[i]->static_hw = 0;
 
-  struct sigaction sa{}, old_segv{}, old_bus{}, old_usr2{};
+  struct sigaction sa{};
+  struct sigaction& old_segv = g_old_segv;
+  struct sigaction& old_bus = g_old_bus;
+  struct sigaction& old_usr2 = g_old_usr2;
   sa.sa_sigaction = on_signal;
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
   sigemptyset(&sa.sa_mask);

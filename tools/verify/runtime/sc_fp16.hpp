@@ -110,8 +110,18 @@ inline __half __hdiv(__half a, __half b) { return a / b; }
 inline __half __hneg(__half a) { return -a; }
 inline __half __hfma(__half a, __half b, __half c) { return __half(fmaf(float(a), float(b), float(c))); }
 inline __half __habs(__half a) { __half r = a; r.__x &= 0x7fffu; return r; }
-inline __half __hmax(__half a, __half b) { return float(a) < float(b) ? b : a; }
-inline __half __hmin(__half a, __half b) { return float(b) < float(a) ? b : a; }
+// Like CUDA: when one operand is NaN the other is returned.
+inline __half __hmax(__half a, __half b) { return __half(fmaxf(float(a), float(b))); }
+inline __half __hmin(__half a, __half b) { return __half(fminf(float(a), float(b))); }
+inline __half __hmax_nan(__half a, __half b) { return (a.__x & 0x7fffu) > 0x7c00u ? a : ((b.__x & 0x7fffu) > 0x7c00u ? b : __hmax(a, b)); }
+inline __half __hmin_nan(__half a, __half b) { return (a.__x & 0x7fffu) > 0x7c00u ? a : ((b.__x & 0x7fffu) > 0x7c00u ? b : __hmin(a, b)); }
+inline unsigned short __half_as_ushort(__half h) { return h.__x; }
+inline short __half_as_short(__half h) { return (short)h.__x; }
+inline __half __ushort_as_half(unsigned short x) { __half h; h.__x = x; return h; }
+inline __half __short_as_half(short x) { __half h; h.__x = (unsigned short)x; return h; }
+inline __half __float2half_rz(float f) { return __half(f); }
+inline __half __hadd_sat(__half a, __half b) { float r = float(a) + float(b); return __half(r < 0.f ? 0.f : (r > 1.f ? 1.f : r)); }
+inline __half __hmul_sat(__half a, __half b) { float r = float(a) * float(b); return __half(r < 0.f ? 0.f : (r > 1.f ? 1.f : r)); }
 inline bool __hgt(__half a, __half b) { return a > b; }
 inline bool __hlt(__half a, __half b) { return a < b; }
 inline bool __hge(__half a, __half b) { return a >= b; }
@@ -139,6 +149,32 @@ inline __half2 __h2div(__half2 a, __half2 b) { return __half2(a.x / b.x, a.y / b
 inline __half2 __hfma2(__half2 a, __half2 b, __half2 c) {
   return __half2(__hfma(a.x, b.x, c.x), __hfma(a.y, b.y, c.y));
 }
+inline __half2 make_half2(__half a, __half b) { return __half2(a, b); }
+inline __half2 __lows2half2(__half2 a, __half2 b) { return __half2(a.x, b.x); }
+inline __half2 __highs2half2(__half2 a, __half2 b) { return __half2(a.y, b.y); }
+inline __half2 __low2half2(__half2 a) { return __half2(a.x, a.x); }
+inline __half2 __high2half2(__half2 a) { return __half2(a.y, a.y); }
+inline __half2 __lowhigh2highlow(__half2 a) { return __half2(a.y, a.x); }
+inline __half2 __hmax2(__half2 a, __half2 b) { return __half2(__hmax(a.x, b.x), __hmax(a.y, b.y)); }
+inline __half2 __hmin2(__half2 a, __half2 b) { return __half2(__hmin(a.x, b.x), __hmin(a.y, b.y)); }
+inline __half2 __hmax2_nan(__half2 a, __half2 b) { return __half2(__hmax_nan(a.x, b.x), __hmax_nan(a.y, b.y)); }
+inline __half2 __hmin2_nan(__half2 a, __half2 b) { return __half2(__hmin_nan(a.x, b.x), __hmin_nan(a.y, b.y)); }
+inline __half2 __hneg2(__half2 a) { return __half2(-a.x, -a.y); }
+inline __half2 __habs2(__half2 a) { return __half2(__habs(a.x), __habs(a.y)); }
+inline __half2 __hgt2(__half2 a, __half2 b) { return __half2(__half(a.x > b.x ? 1.f : 0.f), __half(a.y > b.y ? 1.f : 0.f)); }
+inline __half2 __hge2(__half2 a, __half2 b) { return __half2(__half(a.x >= b.x ? 1.f : 0.f), __half(a.y >= b.y ? 1.f : 0.f)); }
+inline __half2 __hlt2(__half2 a, __half2 b) { return __half2(__half(a.x < b.x ? 1.f : 0.f), __half(a.y < b.y ? 1.f : 0.f)); }
+inline __half2 __hle2(__half2 a, __half2 b) { return __half2(__half(a.x <= b.x ? 1.f : 0.f), __half(a.y <= b.y ? 1.f : 0.f)); }
+inline __half2 __heq2(__half2 a, __half2 b) { return __half2(__half(a.x == b.x ? 1.f : 0.f), __half(a.y == b.y ? 1.f : 0.f)); }
+inline bool __hbgt2(__half2 a, __half2 b) { return a.x > b.x && a.y > b.y; }
+inline bool __hbge2(__half2 a, __half2 b) { return a.x >= b.x && a.y >= b.y; }
+inline bool __hblt2(__half2 a, __half2 b) { return a.x < b.x && a.y < b.y; }
+inline bool __hble2(__half2 a, __half2 b) { return a.x <= b.x && a.y <= b.y; }
+inline bool __hbeq2(__half2 a, __half2 b) { return a.x == b.x && a.y == b.y; }
+inline __half2 h2sqrt(__half2 a) { return __half2(hsqrt(a.x), hsqrt(a.y)); }
+inline __half2 h2exp(__half2 a) { return __half2(hexp(a.x), hexp(a.y)); }
+inline __half2 __hadd2_sat(__half2 a, __half2 b) { return __half2(__hadd_sat(a.x, b.x), __hadd_sat(a.y, b.y)); }
+inline __half2 __hmul2_sat(__half2 a, __half2 b) { return __half2(__hmul_sat(a.x, b.x), __hmul_sat(a.y, b.y)); }
 inline __half2 operator+(__half2 a, __half2 b) { return __hadd2(a, b); }
 inline __half2 operator-(__half2 a, __half2 b) { return __hsub2(a, b); }
 inline __half2 operator*(__half2 a, __half2 b) { return __hmul2(a, b); }
