@@ -65,3 +65,21 @@ def test_stats_record_counts_failures_as_failures(tmp_path):
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(ValueError, match="bad.json"):
         load_stats(tmp_path / "bad.json")
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+def test_compute_stats_without_backend_counts_variants_as_unverified(tmp_path):
+    from structcover.tools.corpus import find_task
+    from structcover.tools.mutations.stats import compute_stats
+
+    family = find_task("saxpy")[1]
+    root = tmp_path / "corpus" / "saxpy"
+    (root / "variants").mkdir(parents=True)
+    (root / "task.yaml").write_text((family.root / "task.yaml").read_text())
+    (root / "reference.cu").write_text(family.reference.source)
+    table = compute_stats(operators=["to_grid_stride", "tile_smem"], backend=None,
+                          corpus_root=tmp_path / "corpus")
+    grid, tile = table.operators["to_grid_stride"], table.operators["tile_smem"]
+    assert (grid.tried, grid.applied, grid.variants, grid.unverified, grid.equivalent) == (1, 1, 1, 1, 0)
+    assert grid.moved_as_promised == 1
+    assert (tile.tried, tile.applied, tile.variants) == (1, 0, 0)
