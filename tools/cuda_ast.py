@@ -39,6 +39,12 @@ def query(text: str) -> Query:
     return Query(language(), text)
 
 
+def field_id(name: str) -> int:
+    """Numeric id of a grammar field (``child_by_field_id`` skips the by-name lookup that
+    ``child_by_field_name`` does on every call); 0, which matches nothing, when unknown."""
+    return language().field_id_for_name(name) or 0
+
+
 def to_bytes(source: str | bytes) -> bytes:
     """UTF-8 bytes of ``source``; undecodable text never raises (surrogates pass through)."""
     if isinstance(source, bytes):

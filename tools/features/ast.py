@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
+from structcover.tools.cuda_ast import field_id
 from structcover.tools.features.dataflow import Indirect, NotAffine, Resolver, const_of
 from structcover.tools.features.model import Facts
 from structcover.tools.features.parallel import depends_on_thread
+
+_F_ARGUMENTS = field_id("arguments")
+_F_CONDITION = field_id("condition")
 
 
 def _launch_config(facts: Facts, resolvers: dict[int, Resolver], call: Node
@@ -34,7 +38,7 @@ def _threads(facts: Facts, resolvers: dict[int, Resolver], func, node: Node) -> 
                                         "parameter_list"):
             node = defs[0][1]
     if node.type == "call_expression":  # dim3(32, 8)
-        args = node.child_by_field_name("arguments")
+        args = node.child_by_field_id(_F_ARGUMENTS)
         node = args if args is not None else node
     parts = node.named_children if node.type in ("argument_list", "initializer_list",
                                                  "parameter_list") else [node]
@@ -65,7 +69,7 @@ def ast_features(facts: Facts, resolvers: dict[int, Resolver]
         for site in func.branches:
             if site.node.type == "conditional_expression":
                 ternary += 1
-            cond = site.node.child_by_field_name("condition")
+            cond = site.node.child_by_field_id(_F_CONDITION)
             if cond is not None and depends_on_thread(cond, res):
                 divergent += 1
     blocks = []

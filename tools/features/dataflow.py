@@ -15,7 +15,16 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
+from structcover.tools.cuda_ast import field_id
 from structcover.tools.features.model import Facts, Func
+
+_F_ARGUMENT = field_id("argument")
+_F_FIELD = field_id("field")
+_F_FUNCTION = field_id("function")
+_F_LEFT = field_id("left")
+_F_OPERATOR = field_id("operator")
+_F_RIGHT = field_id("right")
+_F_VALUE = field_id("value")
 
 Poly = dict[tuple[str, ...], float]
 THREAD = ("tid.x", "tid.y", "tid.z")
@@ -184,15 +193,15 @@ class Resolver:
             self.max_chain = max(self.max_chain, chain)
             return poly, chain
         if t == "field_expression":
-            arg = node.child_by_field_name("argument")
-            fld = node.child_by_field_name("field")
+            arg = node.child_by_field_id(_F_ARGUMENT)
+            fld = node.child_by_field_id(_F_FIELD)
             if arg is not None and fld is not None and arg.type == "identifier":
                 prefix = _BUILTIN.get(arg.text)
                 if prefix is not None:
                     return {(f"{prefix}.{fld.text.decode('ascii', 'replace')}",): 1.0}, 0
             return {(node.text.decode("utf-8", "replace"),): 1.0}, 0
         if t in ("parenthesized_expression", "cast_expression"):
-            inner = node.child_by_field_name("value") or (node.named_children[-1]
+            inner = node.child_by_field_id(_F_VALUE) or (node.named_children[-1]
                                                           if node.named_children else None)
             if inner is None:
                 raise NotAffine(t)
@@ -200,8 +209,8 @@ class Resolver:
         if t == "binary_expression":
             return self._binary(node, depth)
         if t == "unary_expression":
-            op = node.child_by_field_name("operator")
-            arg = node.child_by_field_name("argument")
+            op = node.child_by_field_id(_F_OPERATOR)
+            arg = node.child_by_field_id(_F_ARGUMENT)
             if arg is None or op is None:
                 raise NotAffine(t)
             poly, chain = self._eval(arg, depth + 1)
@@ -215,10 +224,10 @@ class Resolver:
                 raise NotAffine("address")
             raise Indirect(t)
         if t == "call_expression":
-            fn = node.child_by_field_name("function")
+            fn = node.child_by_field_id(_F_FUNCTION)
             ftext = fn.text if fn is not None else b""
             if fn is not None and fn.type == "field_expression":
-                f = fn.child_by_field_name("field")
+                f = fn.child_by_field_id(_F_FIELD)
                 ftext = b"." + (f.text if f is not None else b"")
             if ftext in _LANE_CALLS:
                 return {("tid.x",): 1.0}, 0
@@ -230,9 +239,9 @@ class Resolver:
         raise NotAffine(t)
 
     def _binary(self, node: Node, depth: int) -> tuple[Poly, int]:
-        left = node.child_by_field_name("left")
-        right = node.child_by_field_name("right")
-        op = node.child_by_field_name("operator")
+        left = node.child_by_field_id(_F_LEFT)
+        right = node.child_by_field_id(_F_RIGHT)
+        op = node.child_by_field_id(_F_OPERATOR)
         if left is None or right is None or op is None:
             raise NotAffine("binary")
         o = op.type

@@ -14,9 +14,27 @@ from pathlib import Path
 
 from tree_sitter import Node, QueryCursor
 
-from structcover.tools.cuda_ast import Parsed, error_nodes, language, query
+from structcover.tools.cuda_ast import Parsed, error_nodes, field_id, language, query
 from structcover.tools.features.model import (
     LOOPS, Facts, Func, Param, SharedArray, Site, declarator_name, vector_width)
+
+_F_ARGUMENT = field_id("argument")
+_F_ARGUMENTS = field_id("arguments")
+_F_CONDITION = field_id("condition")
+_F_DECLARATOR = field_id("declarator")
+_F_DIRECTIVE = field_id("directive")
+_F_FIELD = field_id("field")
+_F_FUNCTION = field_id("function")
+_F_INITIALIZER = field_id("initializer")
+_F_LEFT = field_id("left")
+_F_NAME = field_id("name")
+_F_OPERATOR = field_id("operator")
+_F_PARAMETERS = field_id("parameters")
+_F_PATH = field_id("path")
+_F_RIGHT = field_id("right")
+_F_SCOPE = field_id("scope")
+_F_SIZE = field_id("size")
+_F_VALUE = field_id("value")
 
 _QUALS = frozenset({"__global__", "__device__", "__host__"})
 
@@ -29,16 +47,16 @@ def _function(node: Node) -> Func:
                 kind = "global"
             elif kind == "host":
                 kind = "device" if child.type == "__device__" else kind
-    decl = node.child_by_field_name("declarator")
+    decl = node.child_by_field_id(_F_DECLARATOR)
     func = Func(node, declarator_name(decl) or b"", kind)
-    plist = decl.child_by_field_name("parameters") if decl is not None else None
+    plist = decl.child_by_field_id(_F_PARAMETERS) if decl is not None else None
     if plist is None and decl is not None:
         plist = next((c for c in decl.named_children if c.type == "parameter_list"), None)
     for p in (plist.named_children if plist is not None else ()):
         if p.type not in ("parameter_declaration", "optional_parameter_declaration"):
             continue
         text = p.text
-        d = p.child_by_field_name("declarator")
+        d = p.child_by_field_id(_F_DECLARATOR)
         name = declarator_name(d)
         if name is None:
             continue
@@ -54,10 +72,10 @@ def _shared_dims(decl: Node) -> tuple[bytes | None, list[Node]]:
     node = decl
     while node is not None and node.type in ("array_declarator", "init_declarator"):
         if node.type == "array_declarator":
-            size = node.child_by_field_name("size")
+            size = node.child_by_field_id(_F_SIZE)
             if size is not None:
                 dims.append(size)
-        node = node.child_by_field_name("declarator")
+        node = node.child_by_field_id(_F_DECLARATOR)
     dims.reverse()
     return declarator_name(decl), dims
 
@@ -109,13 +127,13 @@ class _Walker:
                 continue
             inner = decl
             if inner.type == "function_declarator":  # `dim3 block(TILE, TILE);` parses so
-                params = inner.child_by_field_name("parameters")
+                params = inner.child_by_field_id(_F_PARAMETERS)
                 if params is not None:
                     func.defs.setdefault(name, []).append(("decl", params))
                 continue
             if inner.type == "init_declarator":
-                value = inner.child_by_field_name("value")
-                target = inner.child_by_field_name("declarator")
+                value = inner.child_by_field_id(_F_VALUE)
+                target = inner.child_by_field_id(_F_DECLARATOR)
                 if value is not None:
                     loop = self._loop_defs[-1] if self._loop_defs else None
                     op = "for" if loop is not None and loop[1] == value else "decl"
@@ -130,11 +148,11 @@ class _Walker:
                 func.local_arrays.add(name)
 
     def assignment(self, node: Node) -> None:
-        left = node.child_by_field_name("left")
-        right = node.child_by_field_name("right")
+        left = node.child_by_field_id(_F_LEFT)
+        right = node.child_by_field_id(_F_RIGHT)
         if left is None or right is None or self.func is None:
             return
-        op = node.child_by_field_name("operator")
+        op = node.child_by_field_id(_F_OPERATOR)
         optext = op.type if op is not None else "="
         if left.type == "identifier":
             self.func.defs.setdefault(left.text, []).append((optext, right))
@@ -142,7 +160,7 @@ class _Walker:
             self.func.stores.add((left.start_byte, left.end_byte))
 
     def for_loop(self, node: Node) -> None:
-        init = node.child_by_field_name("initializer")
+        init = node.child_by_field_id(_F_INITIALIZER)
         if init is None or self.func is None:
             return
         if init.type == "declaration":
@@ -150,17 +168,17 @@ class _Walker:
                 name = declarator_name(decl)
                 if name is not None:
                     self.func.loop_vars[name] = node
-                    value = decl.child_by_field_name("value") \
+                    value = decl.child_by_field_id(_F_VALUE) \
                         if decl.type == "init_declarator" else None
                     if value is not None:  # replaces the "decl" entry the declaration adds
                         self._loop_defs.append((name, value, node))
         elif init.type == "assignment_expression":
-            left = init.child_by_field_name("left")
+            left = init.child_by_field_id(_F_LEFT)
             if left is not None and left.type == "identifier":
                 self.func.loop_vars[left.text] = node
 
     def call(self, node: Node) -> None:
-        fn = node.child_by_field_name("function")
+        fn = node.child_by_field_id(_F_FUNCTION)
         facts = self.facts
         if fn is None:
             return
@@ -168,7 +186,7 @@ class _Walker:
         if t == "identifier":
             name = fn.text
         elif t == "field_expression":
-            f = fn.child_by_field_name("field")
+            f = fn.child_by_field_id(_F_FIELD)
             name = b"." + (f.text if f is not None else b"")
         elif t in ("qualified_identifier", "template_function"):
             name = fn.text
@@ -273,7 +291,7 @@ class _Walker:
             if func is not None and len(self.loops) > func.max_loop_depth:
                 func.max_loop_depth = len(self.loops)
         elif t in ("if_statement", "switch_statement", "conditional_expression"):
-            cond = node.child_by_field_name("condition")
+            cond = node.child_by_field_id(_F_CONDITION)
             if func is not None:
                 func.branches.append(Site(node, len(self.loops), tuple(self.branches)))
             self.branches.append(cond if cond is not None else node)
@@ -284,14 +302,14 @@ class _Walker:
                 self.func_end = node.end_byte
                 facts.funcs.append(self.func)
         elif t == "preproc_call":
-            d = node.child_by_field_name("directive")
-            a = node.child_by_field_name("argument")
+            d = node.child_by_field_id(_F_DIRECTIVE)
+            a = node.child_by_field_id(_F_ARGUMENT)
             if d is not None and d.text == b"#pragma" and a is not None \
                     and a.text.lstrip().startswith(b"unroll"):
                 facts.pragmas_unroll += 1
         elif t == "preproc_def":
-            n = node.child_by_field_name("name")
-            v = node.child_by_field_name("value")
+            n = node.child_by_field_id(_F_NAME)
+            v = node.child_by_field_id(_F_VALUE)
             if n is not None and v is not None:
                 facts.macros[n.text] = v.text.strip()
         elif t == "template_declaration":
@@ -301,11 +319,11 @@ class _Walker:
         elif t == "gnu_asm_expression":
             facts.asm.append(node.text)
         elif t == "qualified_identifier":
-            scope = node.child_by_field_name("scope")
+            scope = node.child_by_field_id(_F_SCOPE)
             if scope is not None:
                 facts.qualified[scope.text] += 1
         elif t == "preproc_include":
-            p = node.child_by_field_name("path")
+            p = node.child_by_field_id(_F_PATH)
             if p is not None:
                 facts.includes.append(p.text)
 
@@ -350,7 +368,7 @@ def _shared_params(facts: Facts) -> None:
     for func in facts.funcs:
         for name, site in func.calls:
             callee = callees.get(name)
-            args = site.node.child_by_field_name("arguments") if callee is not None else None
+            args = site.node.child_by_field_id(_F_ARGUMENTS) if callee is not None else None
             if args is None:
                 continue
             params = list(callee.params)
@@ -359,7 +377,7 @@ def _shared_params(facts: Facts) -> None:
                 for _ in range(8):  # &s[k], s + off, (s) -> s
                     if base.type == "identifier":
                         break
-                    nxt = (base.child_by_field_name("argument") or base.child_by_field_name("left")
+                    nxt = (base.child_by_field_id(_F_ARGUMENT) or base.child_by_field_id(_F_LEFT)
                            or (base.named_children[0] if base.named_children else None))
                     if nxt is None:
                         break

@@ -13,9 +13,20 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
+from structcover.tools.cuda_ast import field_id
 from structcover.tools.features.dataflow import (
     Indirect, NotAffine, Poly, Resolver, const_of)
 from structcover.tools.features.model import Facts, Func, Site, vector_width
+
+_F_ARGUMENT = field_id("argument")
+_F_ARGUMENTS = field_id("arguments")
+_F_FUNCTION = field_id("function")
+_F_INDICES = field_id("indices")
+_F_LEFT = field_id("left")
+_F_OPERATOR = field_id("operator")
+_F_RIGHT = field_id("right")
+_F_TYPE = field_id("type")
+_F_VALUE = field_id("value")
 
 _ELEM_BYTES = [(b"double", 8), (b"long long", 8), (b"int64", 8), (b"half", 2),
                (b"bfloat16", 2), (b"short", 2), (b"char", 1), (b"int8", 1), (b"uint8", 1),
@@ -102,9 +113,9 @@ def pointer_form(facts: Facts, func: Func, res: Resolver, node: Node,
     if t == "parenthesized_expression" and node.named_children:
         return pointer_form(facts, func, res, node.named_children[-1], depth + 1)
     if t == "binary_expression":
-        op = node.child_by_field_name("operator")
-        left = node.child_by_field_name("left")
-        right = node.child_by_field_name("right")
+        op = node.child_by_field_id(_F_OPERATOR)
+        left = node.child_by_field_id(_F_LEFT)
+        right = node.child_by_field_id(_F_RIGHT)
         if op is None or left is None or right is None or op.type not in ("+", "-"):
             raise _Skip
         name, space, off, width = pointer_form(facts, func, res, left, depth + 1)
@@ -115,9 +126,9 @@ def pointer_form(facts: Facts, func: Func, res: Resolver, node: Node,
             merged[m] = merged.get(m, 0.0) + sign * c
         return name, space, merged, width
     if t == "pointer_expression" and node.child(0).type == "&":
-        arg = node.child_by_field_name("argument")
+        arg = node.child_by_field_id(_F_ARGUMENT)
         if arg is not None and arg.type == "subscript_expression":
-            base = arg.child_by_field_name("argument")
+            base = arg.child_by_field_id(_F_ARGUMENT)
             idx = _index_node(arg)
             if base is None or idx is None:
                 raise _Skip
@@ -130,15 +141,15 @@ def pointer_form(facts: Facts, func: Func, res: Resolver, node: Node,
         raise _Skip
     if t in ("call_expression", "cast_expression"):
         if t == "call_expression":
-            fn = node.child_by_field_name("function")
+            fn = node.child_by_field_id(_F_FUNCTION)
             if fn is None or fn.type != "template_function" or not fn.text.startswith(_CASTS):
                 raise _Skip
-            args = node.child_by_field_name("arguments")
+            args = node.child_by_field_id(_F_ARGUMENTS)
             inner = args.named_children[0] if args is not None and args.named_children else None
             type_text = fn.text
         else:
-            inner = node.child_by_field_name("value")
-            tnode = node.child_by_field_name("type")
+            inner = node.child_by_field_id(_F_VALUE)
+            tnode = node.child_by_field_id(_F_TYPE)
             type_text = tnode.text if tnode is not None else b""
         if inner is None:
             raise _Skip
@@ -151,7 +162,7 @@ def pointer_form(facts: Facts, func: Func, res: Resolver, node: Node,
 
 
 def _index_node(sub: Node) -> Node | None:
-    idx = sub.child_by_field_name("indices") or sub.child_by_field_name("index")
+    idx = sub.child_by_field_id(_F_INDICES) or sub.child_by_field_name("index")
     if idx is not None and idx.type == "subscript_argument_list":
         return idx.named_children[0] if idx.named_children else None
     return idx
@@ -188,20 +199,20 @@ def _classify_site(facts: Facts, func: Func, res: Resolver, site: Site) -> Acces
             # intrinsic (__ldg(&x[i]) reads x[i] through the read-only path).
             args = parent.parent
             call = args.parent if args is not None and args.type == "argument_list" else None
-            fn = call.child_by_field_name("function") if call is not None else None
+            fn = call.child_by_field_id(_F_FUNCTION) if call is not None else None
             if fn is None or not fn.text.startswith(b"__ld"):
                 return None
     store = (node.start_byte, node.end_byte) in func.stores
     try:
         if node.type == "subscript_expression":
-            base = node.child_by_field_name("argument")
+            base = node.child_by_field_id(_F_ARGUMENT)
             idx = _index_node(node)
             if base is None or idx is None:
                 return None
             dims = 1
             while base.type == "subscript_expression":
                 dims += 1
-                base = base.child_by_field_name("argument")
+                base = base.child_by_field_id(_F_ARGUMENT)
                 if base is None:
                     return None
             name, space, off, width = pointer_form(facts, func, res, base)
@@ -210,7 +221,7 @@ def _classify_site(facts: Facts, func: Func, res: Resolver, site: Site) -> Acces
             if dims > 1:  # a[y][x] through a global pointer-to-array: not reduced here
                 return Access(site, space, "unknown", store, width, name)
         else:
-            arg = node.child_by_field_name("argument")
+            arg = node.child_by_field_id(_F_ARGUMENT)
             if arg is None:
                 return None
             name, space, off, width = pointer_form(facts, func, res, arg)
@@ -275,8 +286,8 @@ def _padded(res: Resolver, arr) -> bool:
         return False
     last = arr.dims[-1]
     if last.type == "binary_expression":
-        op = last.child_by_field_name("operator")
-        right = last.child_by_field_name("right")
+        op = last.child_by_field_id(_F_OPERATOR)
+        right = last.child_by_field_id(_F_RIGHT)
         if op is not None and op.type == "+" and right is not None \
                 and right.type == "number_literal":
             return True

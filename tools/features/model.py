@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from structcover.tools.cuda_ast import Parsed
+from structcover.tools.cuda_ast import Parsed, field_id
+
+_F_DECLARATOR = field_id("declarator")
 
 LOOPS = frozenset({"for_statement", "while_statement", "do_statement", "for_range_loop"})
 
@@ -135,7 +137,7 @@ def declarator_name(node: Node | None) -> bytes | None:
         if node.type in ("identifier", "field_identifier", "qualified_identifier",
                          "destructor_name", "operator_name"):
             return node.text
-        nxt = node.child_by_field_name("declarator")
+        nxt = node.child_by_field_id(_F_DECLARATOR)
         if nxt is None:
             nxt = next((c for c in node.named_children if c.type in (
                 "identifier", "pointer_declarator", "reference_declarator", "array_declarator",

@@ -7,10 +7,20 @@ import re
 
 from tree_sitter import Node
 
+from structcover.tools.cuda_ast import field_id
 from structcover.tools.features.dataflow import (
     Indirect, NotAffine, Resolver, const_of, thread_dependent)
 from structcover.tools.features.memory import MemoryFacts, base_space
 from structcover.tools.features.model import Facts, Func
+
+_F_ARGUMENT = field_id("argument")
+_F_ARGUMENTS = field_id("arguments")
+_F_CONDITION = field_id("condition")
+_F_FUNCTION = field_id("function")
+_F_LEFT = field_id("left")
+_F_RIGHT = field_id("right")
+_F_UPDATE = field_id("update")
+_F_VALUE = field_id("value")
 
 _VOTES = (b"__ballot_sync", b"__any_sync", b"__all_sync", b"__uni_sync", b"__match_any_sync",
           b"__match_all_sync", b"__ballot", b"__any", b"__all", b".ballot", b".any", b".all",
@@ -52,8 +62,8 @@ def _is_block_sync(func: Func, name: bytes, node: Node) -> bool | None:
     if name == b"__syncwarp":
         return False
     if name == b".sync":
-        fn = node.child_by_field_name("function")
-        obj = fn.child_by_field_name("argument") if fn is not None else None
+        fn = node.child_by_field_id(_F_FUNCTION)
+        obj = fn.child_by_field_id(_F_ARGUMENT) if fn is not None else None
         if obj is None:
             return True
         defs = func.defs.get(obj.text, [])
@@ -64,7 +74,7 @@ def _is_block_sync(func: Func, name: bytes, node: Node) -> bool | None:
 
 
 def _atomic_space(facts: Facts, func: Func, call: Node) -> str:
-    args = call.child_by_field_name("arguments")
+    args = call.child_by_field_id(_F_ARGUMENTS)
     node = args.named_children[0] if args is not None and args.named_children else None
     depth = 0
     while node is not None and depth < 32:
@@ -79,10 +89,10 @@ def _atomic_space(facts: Facts, func: Func, call: Node) -> str:
             return "shared" if space == "shared" else "global"
         if t in ("pointer_expression", "subscript_expression", "parenthesized_expression",
                  "cast_expression", "field_expression"):
-            node = node.child_by_field_name("argument") or node.child_by_field_name("value") \
+            node = node.child_by_field_id(_F_ARGUMENT) or node.child_by_field_id(_F_VALUE) \
                 or (node.named_children[-1] if node.named_children else None)
         elif t == "binary_expression":
-            node = node.child_by_field_name("left")
+            node = node.child_by_field_id(_F_LEFT)
         else:
             break
     return "global"
@@ -90,7 +100,7 @@ def _atomic_space(facts: Facts, func: Func, call: Node) -> str:
 
 def _grid_stride(func: Func, loop: Node) -> bool:
     if loop.type == "for_statement":
-        upd = loop.child_by_field_name("update")
+        upd = loop.child_by_field_id(_F_UPDATE)
         if upd is None:
             return False
         if b"gridDim" in upd.text or b"num_threads" in upd.text:
@@ -110,7 +120,7 @@ def _grid_stride(func: Func, loop: Node) -> bool:
 def _halving(loop: Node) -> bool:
     if loop.type != "for_statement":
         return False
-    upd = loop.child_by_field_name("update")
+    upd = loop.child_by_field_id(_F_UPDATE)
     if upd is None:
         return False
     text = upd.text.replace(b" ", b"")
@@ -193,10 +203,10 @@ def _coarsening(func: Func, res: Resolver, loop: Node, mem: MemoryFacts) -> bool
     each thread handles several elements."""
     if loop.type != "for_statement":
         return False
-    cond = loop.child_by_field_name("condition")
+    cond = loop.child_by_field_id(_F_CONDITION)
     if cond is None or cond.type != "binary_expression":
         return False
-    right = cond.child_by_field_name("right")
+    right = cond.child_by_field_id(_F_RIGHT)
     if right is None:
         return False
     try:

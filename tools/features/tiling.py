@@ -6,8 +6,11 @@ import re
 
 from tree_sitter import Node
 
+from structcover.tools.cuda_ast import field_id
 from structcover.tools.features.memory import MemoryFacts
 from structcover.tools.features.model import Facts
+
+_F_RIGHT = field_id("right")
 
 _NAME = re.compile(rb"[A-Za-z_]\w*")
 
@@ -33,7 +36,7 @@ def tiling_features(facts: Facts, mem: MemoryFacts) -> dict[str, bool | int]:
                 shared_reads.append(acc)
                 continue
             assign = acc.site.node.parent
-            right = assign.child_by_field_name("right") if assign is not None else None
+            right = assign.child_by_field_id(_F_RIGHT) if assign is not None else None
             if right is None:
                 continue
             if _contains(loads, right) or _reads_any(right, from_global):
