@@ -209,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", default="cpu")
     parser.add_argument("--applied-per-family", type=int, default=None)
     parser.add_argument("--timeout-s", type=float, default=300.0)
+    parser.add_argument("--operators", nargs="*", default=None,
+                        help="only these operators, merged into the existing table at --out")
     args = parser.parse_args(argv)
     from structcover.config import VerifySettings
 
@@ -217,7 +219,11 @@ def main(argv: list[str] | None = None) -> int:
     if not ok:
         raise SystemExit(f"backend {args.backend} unavailable: {why}")
     table = compute_stats(per_family=args.per_family, backend=backend, trials=args.trials,
-                          applied_per_family=args.applied_per_family)
+                          applied_per_family=args.applied_per_family, operators=args.operators)
+    if args.operators and args.out.exists():
+        merged = load_stats(args.out)
+        merged.operators.update(table.operators)
+        table = merged
     save_stats(table, args.out)
     return 0
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from structcover.tools.mutations._tree import (find, indent_block, indent_of, kernels, parse,
+from structcover.tools.mutations._tree import (find, indent_block, indent_of, is_device_code,
+                                               kernels, parse,
                                                pointer_params, splice)
 from structcover.tools.mutations.base import Builder, MutationResult, operator
 from structcover.tools.mutations.parallel_strategy import _wrap_grid, per_element
@@ -151,5 +152,52 @@ def vectorize_tile_loads(program: str) -> MutationResult:
                           indent_block("\n".join(lines), indent_of(src, stmt)).lstrip()))
     if not edits:
         return b.done("no guarded float tile load S[threadIdx.y][threadIdx.x] = (c) ? g[e] : 0")
+    b.add(splice(src.text, edits))
+    return b.done()
+
+
+_VEC_LOAD = re.compile(r"(?P<pre>(?:const\s+)?(?P<vt>float[24])\s+(?P<name>\w+)\s*=\s*)"
+                       r"reinterpret_cast\s*<\s*(?:const\s+)?float[24]\s*\*\s*>\s*\(\s*(?P<p>\w+)\s*\)"
+                       r"\s*\[(?P<e>[^\]]+)\]\s*;")
+_VEC_STORE = re.compile(r"reinterpret_cast\s*<\s*(?P<vt>float[24])\s*\*\s*>\s*\(\s*(?P<p>\w+)\s*\)"
+                        r"\s*\[(?P<e>[^\]]+)\]\s*=\s*(?P<v>[^;]+);")
+
+
+@operator("devectorize", family="vectorize")
+def devectorize(program: str) -> MutationResult:
+    """Replace ``float4``/``float2`` accesses through ``reinterpret_cast<float4*>(p)[e]`` by
+    scalar accesses of the same elements (``p[4 * (e) + 0..3]``), keeping the vector variable.
+
+    Moves:
+        mem.vector_loads: down
+
+    Applies to declarations ``[const] float4 v = reinterpret_cast<const float4*>(p)[e];`` and
+    stores ``reinterpret_cast<float4*>(p)[e] = value;`` in device code, where ``p`` is a
+    ``float`` pointer parameter. Scalar accesses need no alignment, so this is always
+    semantics-preserving. Not applicable when there is no such access.
+    """
+    src = parse(program)
+    b = Builder("devectorize", program)
+    edits = []
+    for kernel in [f for f in find(src.root, "function_definition") if is_device_code(f)]:
+        params = pointer_params(src, kernel)
+        for stmt in find(kernel, "declaration", "expression_statement"):
+            text = src.of(stmt).strip()
+            m = _VEC_LOAD.fullmatch(text) if stmt.type == "declaration" else _VEC_STORE.fullmatch(text)
+            if not m or params.get(m["p"], "") != "float":
+                continue
+            width = int(m["vt"][-1])
+            idx = [f"{m['p']}[{width} * ({m['e'].strip()}) + {j}]" for j in range(width)]
+            if stmt.type == "declaration":
+                rep = f"{m['pre']}make_{m['vt']}({', '.join(idx)});"
+            else:
+                ind = indent_of(src, stmt)
+                rep = "\n".join([f"{{  // scalar stores of one {m['vt']}",
+                                 f"{ind}    const {m['vt']} sv_ = {m['v'].strip()};"]
+                                + [f"{ind}    {idx[j]} = sv_.{LANES[j]};" for j in range(width)]
+                                + [f"{ind}}}"])
+            edits.append((stmt.start_byte, stmt.end_byte, rep))
+    if not edits:
+        return b.done("no reinterpret_cast<float4*>(p)[e] load or store on a float parameter")
     b.add(splice(src.text, edits))
     return b.done()

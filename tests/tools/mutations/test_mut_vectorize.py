@@ -23,3 +23,8 @@ def test_vectorize_tile_loads_verifies_on_tiled_gemm(cpu_backend):
 def test_vectorize_not_applicable():
     assert not_applicable("vectorize_elementwise", "gemm", "reference")
     assert not_applicable("vectorize_tile_loads", "gemm", "reference")
+
+
+def test_devectorize_variants_verify(cpu_backend):
+    verify_operator("devectorize", [("vector_add", "float4_tail"), ("saxpy", "float4_tail")],
+                    cpu_backend)
