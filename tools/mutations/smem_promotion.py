@@ -12,7 +12,7 @@ from structcover.tools.mutations._patterns import kernel_launches
 from structcover.tools.mutations._tree import (Src, assigned_names, block_dims, dedented, find,
                                                identifiers, indent_block, indent_of,
                                                is_device_code, kernels, parse, pointer_params,
-                                               rename_text, splice)
+                                               splice)
 from structcover.tools.mutations.base import Builder, MutationResult, operator
 
 

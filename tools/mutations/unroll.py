@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from structcover.tools.mutations._loops import breaks_out, canonical, device_loops, pragma_before
 from structcover.tools.mutations._tree import (indent_block, indent_of, inner_statements, parse,
-                                               reindent, splice)
+                                               reindent,
+                                               splice)
 from structcover.tools.mutations.base import Builder, MutationResult, operator
 
 FACTOR = 4
@@ -30,8 +31,6 @@ def unroll_pragma(program: str) -> MutationResult:
                           f"#pragma unroll {FACTOR}\n{indent_of(src, loop)}"))
     if not edits:
         return b.done("no device for-loop without an unroll pragma")
-    from structcover.tools.mutations._tree import splice
-
     b.add(splice(src.text, edits), factor=FACTOR)
     return b.done()
 
@@ -47,8 +46,6 @@ def unroll_pragma_remove(program: str) -> MutationResult:
     """
     src = parse(program)
     b = Builder("unroll_pragma_remove", program)
-    from structcover.tools.mutations._tree import splice
-
     edits = []
     for loop in device_loops(src):
         prag = pragma_before(src, loop)
@@ -95,8 +92,6 @@ def unroll_manual(program: str) -> MutationResult:
     """
     src = parse(program)
     b = Builder("unroll_manual", program)
-    from structcover.tools.mutations._tree import splice
-
     eligible = 0
     for node in device_loops(src):
         loop = canonical(src, node)
