@@ -165,6 +165,9 @@ class CpuEmulatorBackend:
             if schedule == self.schedules[0]:
                 self.last_kernel_seconds = lib.kernel_seconds()
         where = f" (schedule {schedule})"
+        if status == "timeout" and schedule != self.schedules[0]:
+            where += (f"; schedule {self.schedules[0]} finished, so the kernel probably spin-waits on "
+                      "work of a block this schedule starts later (CUDA guarantees no block order)")
         if status != "ok":
             return self._result(status, detail=detail + where)  # type: ignore[arg-type]
         for buf in bufs.values():

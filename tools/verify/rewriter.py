@@ -225,6 +225,8 @@ def rewrite(source: str, filename: str = "program.cu") -> RewriteResult:
                 unsupported.append(UNSUPPORTED_NAMES[name])
         elif kind in ("gnu_asm_expression", "asm_statement"):
             unsupported.append(f"inline assembly (asm) at line {node.start_point[0] + 1}")
+        elif kind in ("preproc_def", "preproc_function_def") and "<<<" in _text(node, parsed):
+            unsupported.append(f"kernel launch inside a macro at line {node.start_point[0] + 1}")
         elif kind == "ERROR":
             snippet = _text(node, parsed)
             if "__shared__" in snippet or "<<<" in snippet:

@@ -240,3 +240,22 @@ def test_bad_launch_configuration_is_a_launch_error(be):
 def test_missing_input_is_a_bad_call(be):
     with pytest.raises(ValueError, match="missing array for tensor argument `y`"):
         be.run(program("y[0] = x[0];"), VEC, {"x": uniform(1024)})
+
+
+def test_reading_another_blocks_output_in_the_same_launch_is_a_race(be):
+    # Block b reads what block b+1 (mod 4) writes in the same launch: only block order decides.
+    spec = spec_of("xblock", [("x", [1024], "input"), ("y", [1024], "output"), ("z", [1024], "output")])
+    src = """#include <cuda_runtime.h>
+__global__ void k(const float* x, float* y, float* z) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    y[i] = x[i];
+    z[i] = y[(i + 256) % 1024];
+}
+extern "C" int launch(const float* x, float* y, float* z, cudaStream_t s) {
+    k<<<4, 256, 0, s>>>(x, y, z);
+    return (int)cudaGetLastError();
+}
+"""
+    r = be.run(src, spec, {"x": uniform(1024), "y": np.zeros(1024, np.float32), "z": np.zeros(1024, np.float32)})
+    assert r.status == "race", r.detail
+    assert "output `z` differs" in r.detail

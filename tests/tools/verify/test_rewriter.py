@@ -83,6 +83,12 @@ def test_unsupported_constructs_are_named(snippet, reason):
     assert any(reason in u for u in r.unsupported), r.unsupported
 
 
+def test_launch_hidden_in_a_macro_is_unsupported():
+    r = rewrite("#define RUN(k, n) k<<<(n + 255) / 256, 256>>>(n)\n__global__ void k(int n) {}\n"
+                "void h(int n) { RUN(k, n); }\n")
+    assert any("kernel launch inside a macro" in u for u in r.unsupported)
+
+
 def test_library_headers_are_unsupported_but_emulated_headers_are_not():
     assert rewrite("#include <cub/cub.cuh>\n").unsupported == ["header <cub/cub.cuh>"]
     ok = "#include <cuda_runtime.h>\n#include <cuda_fp16.h>\n#include <cooperative_groups.h>\n#include <stdint.h>\n"
