@@ -123,8 +123,10 @@ def _init_worker(patterns_json: str | None, cache_dir: str | None, max_bytes: in
     _WORKER["patterns"] = PatternSet.model_validate_json(patterns_json) if patterns_json else None
     _WORKER["cache"] = Path(cache_dir) if cache_dir else None
     _WORKER["max_bytes"] = max_bytes
+    # Cached rows are value lists in column order: the column names are part of the key, so
+    # adding a feature can never misread an old row.
     _WORKER["salt"] = EXTRACTOR_VERSION + str(max_bytes) + hashlib.sha256(
-        (patterns_json or "").encode()).hexdigest()
+        ((patterns_json or "") + ",".join(NAMES)).encode()).hexdigest()
 
 
 def _cache_path(source: str) -> Path | None:

@@ -123,6 +123,7 @@ FEATURES: tuple[FeatureSpec, ...] = (
     _f("host.streams", "count", "stream creation or cross-stream waits"),
     _f("host.device_syncs", "count", "cudaDeviceSynchronize / cudaStreamSynchronize calls"),
     _f("host.memcpy", "count", "cudaMemcpy* calls"),
+    _f("host.events", "count", "cudaEvent* calls (timing in the program itself is suspicious)"),
 )
 
 BY_NAME: dict[str, FeatureSpec] = {f.name: f for f in FEATURES}

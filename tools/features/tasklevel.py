@@ -42,7 +42,7 @@ def python_features(text: str) -> dict[str, int]:
 def task_features(facts: Facts | None, language: str, text: str) -> dict[str, int | bool | str]:
     """``kernel.has_custom_kernel``, ``lib.*`` and ``host.*`` values."""
     out: dict[str, int | bool | str] = {"program.language": language}
-    lib = graphs = streams = syncs = memcpy = 0
+    lib = graphs = streams = syncs = memcpy = events = 0
     reference = False
     if facts is not None:
         for name, n in facts.all_calls.items():
@@ -57,6 +57,8 @@ def task_features(facts: Facts | None, language: str, text: str) -> dict[str, in
                 syncs += n
             elif name.startswith(b"cudaMemcpy"):
                 memcpy += n
+            elif name.startswith(b"cudaEvent"):
+                events += n
         for scope, n in facts.qualified.items():
             if scope in (b"at", b"torch", b"thrust", b"cub", b"cutlass"):
                 reference = reference or scope in (b"at", b"torch", b"cutlass")
@@ -75,5 +77,6 @@ def task_features(facts: Facts | None, language: str, text: str) -> dict[str, in
         "host.streams": streams,
         "host.device_syncs": syncs,
         "host.memcpy": memcpy,
+        "host.events": events,
     })
     return out

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import feature_kernels as K
 import pytest
 
@@ -171,3 +173,19 @@ def test_feature_vector_has_content_id():
     fv = extract_features(K.COALESCED)
     assert len(fv.program_id) == 16
     assert fv.values["kernel.count"] == 1
+
+
+ADVERSARIAL = Path(__file__).parents[2] / "data" / "adversarial"
+
+
+@pytest.mark.skipif(not ADVERSARIAL.is_dir(), reason="adversarial fixtures not present")
+def test_anti_hacking_signals_on_cheating_fixtures():
+    def f(name: str) -> dict:
+        return v((ADVERSARIAL / f"{name}.cu").read_text())
+
+    assert f("no_kernel")["kernel.has_custom_kernel"] is False
+    assert f("torch_delegation")["lib.reference_library"] is True
+    assert f("cublas_delegation")["lib.calls"] > 0
+    assert f("side_stream")["host.streams"] >= 1
+    assert f("event_tamper")["host.events"] >= 1
+    assert f("default_stream")["lib.reference_library"] is False
