@@ -57,14 +57,17 @@ def main() -> None:
     t0 = time.perf_counter()
     table = make_table(args.rows, args.features, args.tasks, args.seed)
     built = time.perf_counter() - t0
+    cpu0 = time.process_time()
     t0 = time.perf_counter()
     result = discover(table, bootstrap=args.bootstrap, n_jobs=args.jobs, seed=args.seed)
     wall = time.perf_counter() - t0
+    cpu = time.process_time() - cpu0  # CPU seconds: comparable on a machine shared with others
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({
         "rows": args.rows, "features": args.features, "bootstrap": args.bootstrap,
         "mi_rows": result.settings.mi_rows, "controls": result.settings.controls_used,
-        "discover_s": round(wall, 1), "table_build_s": round(built, 1),
+        "discover_s": round(wall, 1), "discover_cpu_s": round(cpu, 1),
+        "load_avg_1m": round(os.getloadavg()[0], 1), "table_build_s": round(built, 1),
         "peak_rss_mb": round(peak_mb), "f_star": result.f_star,
         "critical": [f.name for f in result.features if f.tier == "critical"],
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.feature_selection import mutual_info_regression
+from sklearn.utils.parallel import Parallel, delayed
 
 from structcover.tools.mining.table import fe_residual
 
@@ -47,6 +47,7 @@ def mi_sweep(columns: list[Column], y: np.ndarray, rows: np.ndarray, *, seed: in
     """I(S_i; y) for every column on the given rows (scikit-learn, discrete mask per column).
 
     Threads run the columns in parallel: the estimator's neighbour searches release the GIL.
+    scikit-learn's own ``Parallel`` carries its configuration into the threads.
 
     Args:
         columns: The encoded features.
@@ -66,8 +67,7 @@ def mi_sweep(columns: list[Column], y: np.ndarray, rows: np.ndarray, *, seed: in
 
     if workers == 1 or len(columns) < 2:
         return [run(c) for c in columns]
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(run, columns))
+    return Parallel(n_jobs=workers, prefer="threads")(delayed(run)(c) for c in columns)
 
 
 def block(col: Column, rows: np.ndarray) -> np.ndarray:
