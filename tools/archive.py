@@ -85,7 +85,8 @@ class Archive:
         if missing:
             raise ValueError(f"feature table lacks archive features {missing}")
 
-    def add(self, table: pd.DataFrame, reward: np.ndarray | None = None) -> pd.DataFrame:
+    def add(self, table: pd.DataFrame, reward: np.ndarray | None = None, *,
+            with_labels: bool = True) -> pd.DataFrame:
         """Add a batch of programs.
 
         Status per program, in table order: ``new`` (it opened an empty bin), ``improved``
@@ -94,6 +95,7 @@ class Archive:
         Args:
             table: A feature table holding the archive's features.
             reward: Per-row reward; default :func:`reward_of` (speedup of correct programs).
+            with_labels: Include the ``label`` column (building a million strings costs time).
 
         Returns:
             DataFrame with ``program_id`` (when present), ``bin``, ``label``, ``status``.
@@ -120,9 +122,10 @@ class Archive:
             self.count += np.bincount(b, minlength=self.n_bins)
             self.reward_sum += np.bincount(b, weights=rr, minlength=self.n_bins)
             np.maximum.at(self.best, b, rr)
-        labels = self.labels()
-        out = pd.DataFrame({"bin": idx, "label": [labels[i] if i >= 0 else None for i in idx],
-                            "status": status})
+        out = pd.DataFrame({"bin": idx, "status": status})
+        if with_labels:
+            labels = np.array([*self.labels(), None], dtype=object)
+            out.insert(1, "label", labels[idx])  # idx -1 picks the trailing None
         if "program_id" in table.columns:
             out.insert(0, "program_id", table["program_id"].to_numpy())
         return out

@@ -39,22 +39,27 @@ def _fmt(x: float | None) -> str:
     return "?" if x is None else f"{x:.6g}"
 
 
+def _norm_level(v: Any) -> str | None:
+    if v is None or (isinstance(v, float) and v != v):
+        return None
+    if isinstance(v, bool | np.bool_):
+        return str(int(v))
+    if isinstance(v, float | np.floating) and float(v).is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def _factor_levels(values: pd.Series) -> tuple[np.ndarray, list[str | None]]:
+    """(codes, normalized level per code); code -1 = missing. Python work is per unique value."""
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    return codes, [_norm_level(u) for u in uniques]
+
+
 def as_levels(values: pd.Series) -> pd.Series:
     """Categorical view of a column: booleans become "0"/"1", missing stays None."""
-    if values.dtype == bool:
-        return values.astype(int).astype(str)
-    out = values.astype(object).where(values.notna(), None)
-
-    def norm(v: Any) -> str | None:
-        if v is None:
-            return None
-        if isinstance(v, bool | np.bool_):
-            return str(int(v))
-        if isinstance(v, float) and v.is_integer():
-            return str(int(v))
-        return str(v)
-
-    return out.map(norm)
+    codes, levels = _factor_levels(values)
+    table = np.array([*levels, None], dtype=object)
+    return pd.Series(table[codes], index=values.index, dtype=object)
 
 
 def is_categorical(values: pd.Series) -> bool:
@@ -118,8 +123,11 @@ class Dimension:
         is dropped); the end bins' bounds say what round 0 saw.
         """
         if self.kind == "categorical":
-            lv = as_levels(values).astype(object)
-            return pd.Index(list(self.levels), dtype=object).get_indexer(lv).astype(np.int64)
+            codes, levels = _factor_levels(values)
+            known = pd.Index(list(self.levels), dtype=object).get_indexer(
+                pd.Index(levels, dtype=object)) if levels else np.zeros(0, np.int64)
+            lookup = np.append(np.asarray(known, np.int64), -1)  # code -1 -> last entry -> -1
+            return lookup[codes]
         x = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
         idx = np.searchsorted(np.asarray(self.edges[1:-1]), x, side="right").astype(np.int64)
         idx = np.minimum(idx, self.n_bins - 1)

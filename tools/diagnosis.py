@@ -131,7 +131,7 @@ def diagnose(table: pd.DataFrame, archive: Archive, *, discovery: Any | None = N
         raise ValueError("feature table is empty")
     notes: list[str] = []
     arch = archive.empty_copy()
-    added = arch.add(table)
+    added = arch.add(table, with_labels=False)
     idx = added["bin"].to_numpy()
     st = arch.stats()
     labels = st["label"].tolist()
@@ -185,11 +185,13 @@ def _srmis(table: pd.DataFrame, arch: Archive, discovery: Any | None,
         return SRMisReport(note="fewer than 10 correct programs with a speedup")
     sub = table.loc[ok]
     target = r_perf(sub)
-    pred, how = cross_val_predict_structural(sub, feats, target, seed=seed)
-    lab = np.array([labels[i] if i >= 0 else None for i in idx[ok]], dtype=object)
+    pred, how = cross_val_predict_structural(sub, feats, target, extra_codes=idx[ok] + 1,
+                                             seed=seed)
+    lab = np.asarray(labels, dtype=object)[np.maximum(idx[ok], 0)]
+    lab[idx[ok] < 0] = None
     return mismatch_report(pred, target, lab, threshold=threshold, seed=seed,
-                           predictor=f"HistGradientBoostingRegressor on {len(feats)} features; "
-                                     f"{how}; target log speedup z-scored within task")
+                           predictor=f"{how}; {len(feats)} features; target: log speedup "
+                                     f"z-scored within task")
 
 
 def _neighbour_best(arch: GridArchive, best: np.ndarray) -> dict[int, tuple[int, float]]:
