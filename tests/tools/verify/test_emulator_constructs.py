@@ -404,3 +404,30 @@ def test_host_api_scratch_buffers_and_two_kernels(be):
     r = be.run(MULTI_KERNEL, spec, {"x": x, "y": np.zeros(777, np.float32)})
     assert r.status == "ok", r.detail
     np.testing.assert_allclose(r.outputs["y"], x * np.float32(2.5) + 1, rtol=1e-6)
+
+
+DIVERGENT_ACTIVEMASK = r"""
+#include <cuda_runtime.h>
+__global__ void k(const float* x, float* y, unsigned* mm) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = x[i];
+    unsigned m = 0;
+    if (threadIdx.x % 32 < 16) { m = __activemask(); v += __shfl_xor_sync(m, v, 1); }
+    y[i] = v;
+    mm[i] = m;
+}
+extern "C" int launch(const float* x, float* y, unsigned* m, cudaStream_t s) {
+    k<<<2, 64, 0, s>>>(x, y, m);
+    return (int)cudaGetLastError();
+}
+"""
+
+
+def test_activemask_in_a_divergent_branch_names_only_the_lanes_there(be):
+    spec = spec_of("am", [("x", [128], "input"), ("y", [128], "output"), ("m", [128], "output", "uint32")])
+    x = uniform(128, seed=9)
+    r = be.run(DIVERGENT_ACTIVEMASK, spec, {"x": x, "y": np.zeros(128, np.float32), "m": np.zeros(128, np.uint32)})
+    assert r.status == "ok", r.detail
+    lane = np.arange(128) % 32
+    assert (r.outputs["m"][lane < 16] == 0xFFFF).all() and (r.outputs["m"][lane >= 16] == 0).all()
+    np.testing.assert_allclose(r.outputs["y"], np.where(lane < 16, x + x[np.arange(128) ^ 1], x), rtol=1e-6)

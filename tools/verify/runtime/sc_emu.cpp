@@ -69,6 +69,7 @@ struct Worker : Block {
   int live = 0, arrived = 0;
   size_t pos = 0, pass_len = 0;  // position in the current scheduling pass
   int ran = 0;                   // fibers resumed in the current pass
+  int pending_active = 0;        // lanes waiting in __activemask()
   unsigned long long rng = 1;
   pthread_t thread{};
   char* altstack = nullptr;
@@ -153,8 +154,8 @@ std::string where(Fiber* f) {
 const char* op_name(int kind) {
   static const char* names[] = {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync",
                                 "__shfl_xor_sync", "__ballot_sync", "__any_sync", "__all_sync",
-                                "__syncwarp", "__match_any_sync", "__match_all_sync"};
-  return kind >= 0 && kind < 10 ? names[kind] : "warp collective";
+                                "__syncwarp", "__match_any_sync", "__match_all_sync", "__activemask"};
+  return kind >= 0 && kind < 11 ? names[kind] : "warp collective";
 }
 
 std::string hex(unsigned v) {
@@ -331,6 +332,34 @@ std::string describe_deadlock(Worker* w) {
   return s;
 }
 
+// End of a pass: complete every __activemask() whose warp has no runnable lane left.
+bool settle_activemasks(Worker* w) {
+  bool any = false;
+  for (size_t wi = 0; wi < w->warps.size(); ++wi) {
+    Warp& wp = w->warps[wi];
+    for (unsigned m = wp.active; m; m &= m - 1) {
+      unsigned slot = __builtin_ctz(m);
+      WarpGroup& g = wp.groups[slot];
+      if (g.kind != kActiveMask) continue;
+      bool runnable = false;
+      for (unsigned l = 0; l < 32 && !runnable; ++l)
+        if (((wp.exist >> l) & 1u) && w->fibers[wi * 32 + l].state == kRunnable) runnable = true;
+      if (runnable) continue;
+      for (unsigned l = 0; l < 32; ++l) {
+        if (!((g.arrived >> l) & 1u)) continue;
+        Fiber& f = w->fibers[wi * 32 + l];
+        f.result = g.arrived;
+        f.state = kRunnable;
+        --w->pending_active;
+      }
+      g.active = false;
+      wp.active &= ~(1u << slot);
+      any = true;
+    }
+  }
+  return any;
+}
+
 void run_block(Worker* w, unsigned linear) {
   Global& g = G();
   dim3 gd = g.grid, bd = g.block;
@@ -376,6 +405,7 @@ void run_block(Worker* w, unsigned linear) {
   w->static_used = 0;
   if (w->site_off.size() != (size_t)kMaxSites) w->site_off.assign(kMaxSites, -1);
   std::fill_n(w->site_off.begin(), std::min(kMaxSites, g_sites.load()), -1L);
+  w->pending_active = 0;
   w->live = (int)nf;
   w->nthreads = n;
   w->arrived = 0;
@@ -406,6 +436,7 @@ void run_block(Worker* w, unsigned linear) {
       w->in_fiber = 0;
     }
     if (g.abort.load(std::memory_order_relaxed)) return;
+    if (w->pending_active && settle_activemasks(w)) continue;
     if (!w->ran && w->live > 0) {
       record(kDeadlock, describe_deadlock(w));
       return;
@@ -657,11 +688,40 @@ unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, in
   return f->result;
 }
 
+// __activemask(): the lanes of the warp that reach this call together. A lane waits here
+// until no lane of its warp can run any more in the current pass (the others have exited or
+// wait elsewhere); the mask is then the set of lanes waiting here, as on a GPU where lanes that
+// took another branch are inactive.
 unsigned activemask() {
   Fiber* f = cur();
-  Warp& wp = worker_of(f)->warps[f->linear >> 5];
-  return wp.exist & ~wp.exited;
+  Worker* w = worker_of(f);
+  unsigned lane = f->linear & 31u;
+  Warp& wp = w->warps[f->linear >> 5];
+  if (w->serial) return wp.exist & ~wp.exited;
+  WarpGroup* grp = nullptr;
+  for (unsigned m = wp.active; m; m &= m - 1) {
+    WarpGroup& g = wp.groups[__builtin_ctz(m)];
+    if (g.kind == kActiveMask) { grp = &g; break; }
+  }
+  if (!grp) {
+    unsigned slot = __builtin_ctz(~wp.active);
+    grp = &wp.groups[slot];
+    wp.active |= 1u << slot;
+    grp->active = true;
+    grp->kind = kActiveMask;
+    grp->mask = grp->need = grp->arrived = 0;  // names no lane: exits and other masks ignore it
+    grp->width = 32;
+    grp->line = 0;
+  }
+  grp->arrived |= 1u << lane;
+  ++w->pending_active;
+  f->state = kAtWarp;
+  f->wait_line = 0;
+  f->wait_what = "__activemask";
+  switch_out(f);
+  return (unsigned)f->result;
 }
+
 
 int new_site() { return g_sites.fetch_add(1); }
 

@@ -125,7 +125,7 @@ inline Fiber* cur() {
 int syncthreads(int line, int pred, int op);
 // Warp collectives. kind: see WarpOp. Returns the lane's result bits.
 enum WarpOp { kShflIdx = 0, kShflUp, kShflDown, kShflXor, kBallot, kAny, kAll, kSyncWarp,
-              kMatchAny, kMatchAll };
+              kMatchAny, kMatchAll, kActiveMask };
 unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, int arg,
                            int width, int line);
 unsigned activemask();
