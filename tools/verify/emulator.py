@@ -28,6 +28,9 @@ RUNTIME_DIR = Path(__file__).parent / "runtime"
 CXXFLAGS = ["-std=c++17", "-O2", "-fPIC", "-ffp-contract=off", "-fno-strict-aliasing",
             "-fno-math-errno", "-fno-finite-loops", "-pthread"]
 
+#: Link flags for program libraries: a missing symbol is a build error, not a failed dlopen.
+LINK_FLAGS = ["-shared", "-Wl,--no-undefined"]
+
 #: Status codes of sc_status() in runtime/sc_emu.cpp.
 STATUS_NAMES = {0: "ok", 1: "deadlock", 2: "crash", 3: "timeout", 4: "unsupported"}
 #: Schedule kinds of sc_configure().
@@ -71,7 +74,7 @@ def runtime_hash(cxx: str | None = None) -> str:
             h.update(path.name.encode())
             h.update(path.read_bytes())
     h.update(_compiler_id(cxx).encode())
-    h.update(" ".join(CXXFLAGS).encode())
+    h.update(" ".join(CXXFLAGS + LINK_FLAGS).encode())
     return h.hexdigest()[:16]
 
 
@@ -100,13 +103,16 @@ def _atomic_build(final: Path, build) -> Path:
     return final
 
 
-def runtime_object(cache_dir: Path, timeout_s: float = 300.0) -> Path:
-    """The compiled runtime (sc_emu.cpp), built once per runtime hash."""
+def runtime_objects(cache_dir: Path, timeout_s: float = 300.0) -> list[Path]:
+    """The compiled runtime sources (runtime/*.cpp), built once per runtime hash."""
     cxx = compiler()
-    final = Path(cache_dir) / f"sc_runtime-{runtime_hash(cxx)}.o"
-    return _atomic_build(final, lambda out: _compile(
-        [cxx, *CXXFLAGS, "-I", str(RUNTIME_DIR), "-c", str(RUNTIME_DIR / "sc_emu.cpp"), "-o", str(out)],
-        timeout_s))
+    key = runtime_hash(cxx)
+    objects = []
+    for src in sorted(RUNTIME_DIR.glob("*.cpp")):
+        final = Path(cache_dir) / f"{src.stem}-{key}.o"
+        objects.append(_atomic_build(final, lambda out, src=src: _compile(
+            [cxx, *CXXFLAGS, "-I", str(RUNTIME_DIR), "-c", str(src), "-o", str(out)], timeout_s)))
+    return objects
 
 
 @dataclass(frozen=True)
@@ -143,15 +149,15 @@ def build_library(cpp_source: str, cache_dir: Path, timeout_s: float = 300.0) ->
     final = cache_dir / f"prog-{key}.so"
     if final.exists():
         return Build(final, True)
-    rt = runtime_object(cache_dir, timeout_s)
+    rt = runtime_objects(cache_dir, timeout_s)
 
     def build(out: Path) -> None:
         with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
             src = Path(tmp) / "program.cpp"
             src.write_text(cpp_source, encoding="utf-8", errors="surrogatepass")
             try:
-                _compile([cxx, *CXXFLAGS, "-shared", "-I", str(RUNTIME_DIR), "-o", str(out), str(src),
-                          str(rt)], timeout_s)
+                _compile([cxx, *CXXFLAGS, *LINK_FLAGS, "-I", str(RUNTIME_DIR),
+                          "-o", str(out), str(src), *map(str, rt)], timeout_s)
             except BuildError as exc:
                 raise BuildError(_clean_log(exc.log, str(src))) from None
 

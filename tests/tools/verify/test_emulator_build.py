@@ -14,7 +14,7 @@ from emu_helpers import backend, needs_cxx, session_cache, spec_of, uniform  # n
 
 from structcover.tools.verify.backend import ExecutionBackend  # noqa: E402
 from structcover.tools.verify.cpu_backend import CpuEmulatorBackend, run_program  # noqa: E402
-from structcover.tools.verify.emulator import EmulatorLibrary, build_library, runtime_object  # noqa: E402
+from structcover.tools.verify.emulator import EmulatorLibrary, build_library, runtime_objects  # noqa: E402
 from structcover.tools.verify.rewriter import rewrite  # noqa: E402
 
 pytestmark = [needs_cxx, pytest.mark.slow]
@@ -53,7 +53,7 @@ def test_build_is_cached_by_content(tmp_path):
 
 def test_concurrent_builders_of_one_program_agree(tmp_path):
     cpp = rewrite(SAXPY.replace("128", "64")).source
-    runtime_object(tmp_path)  # shared by both builders
+    runtime_objects(tmp_path)  # shared by both builders
     paths, errors = [], []
 
     def work():

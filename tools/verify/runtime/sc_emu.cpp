@@ -1,9 +1,10 @@
 // STRUCT-COVER CUDA emulator runtime: fibers, block scheduler, barriers, warp collectives,
-// shared-memory arena, launch, watchdog and the C status API read by tools/verify/emulator.py.
+// shared-memory arena, launch and watchdog. The CUDA host API shim and the C status API
+// read by tools/verify/emulator.py are in sc_cudart.cpp.
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "sc_emu.hpp"
+#include "sc_internal.hpp"
 #include "sc_switch.hpp"
 
 #include <pthread.h>
@@ -23,92 +24,14 @@
 #include <vector>
 
 namespace sc {
-namespace {
-
-enum State { kRunnable = 0, kAtBarrier, kAtWarp, kExited };
-enum Status { kOk = 0, kDeadlock = 1, kCrash = 2, kTimeout = 3, kUnsupported = 4 };
-enum Schedule { kForward = 0, kReverse = 1, kRandom = 2 };
-
-constexpr size_t kGuard = 4096;
-constexpr size_t kMaxStaticShared = 48 * 1024;
-constexpr size_t kMaxDynShared = 227 * 1024;
-constexpr int kMaxSites = 1024;
-
-struct WarpGroup {
-  bool active;
-  int kind, width, line;
-  unsigned mask, need, arrived;
-  unsigned long long vals[32];
-  int args[32];
-};
-
-struct Warp {
-  unsigned exist, exited;
-  unsigned pending;  // lanes named by an active group (fast path for exits)
-  unsigned active;   // bit i: groups[i] is waiting for lanes
-  WarpGroup groups[32];
-};
-
-// A worker thread's state; it *is* the Block its fibers point to.
-struct Worker : Block {
-  char* stacks = nullptr;  // kStackSize-aligned regions, guard page at the bottom of each
-  size_t stack_cap = 0;
-  void* map_base = nullptr;
-  size_t map_len = 0;
-  std::vector<Fiber> fibers;
-  std::vector<Warp> warps;
-  std::vector<int> order;
-  std::vector<long> site_off;
-  std::vector<char> arena_store;
-  size_t static_used = 0, static_hw = 0;
-  void* sched_sp = nullptr;
-  void* dead_sp = nullptr;
-  volatile int in_fiber = 0;
-  bool serial = false;     // block runs its threads one after another on one fiber
-  size_t nthreads = 0;
-  int live = 0, arrived = 0;
-  size_t pos = 0, pass_len = 0;  // position in the current scheduling pass
-  int ran = 0;                   // fibers resumed in the current pass
-  int pending_active = 0;        // lanes waiting in __activemask()
-  unsigned long long rng = 1;
-  pthread_t thread{};
-  char* altstack = nullptr;
-};
-
-struct Event { std::chrono::steady_clock::time_point t; };
-
-struct Global {
-  std::mutex mu;
-  int status = kOk;
-  std::string detail;
-  int sticky = cudaSuccess;
-  int last_err = cudaSuccess;
-  std::atomic<int> abort{0};
-  int nworkers = 0;
-  int schedule = kForward;
-  unsigned long long seed = 1;
-  double timeout_s = 60.0;
-  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
-  std::vector<Worker*> workers;
-  std::set<void*> allocations;
-  double kernel_seconds = 0.0;
-  double kernel_cpu_seconds = 0.0;  // CPU time of the worker threads inside launches
-  long launches = 0;
-  // The launch in progress.
-  dim3 grid, block;
-  size_t dyn = 0;
-  ThreadFn fn = nullptr;
-  void* ctx = nullptr;
-  std::vector<unsigned> block_order;
-  std::atomic<size_t> next{0};
-  unsigned char poison = 0xFF;
-  bool serial = false;
-};
 
 Global& G() {
   static Global* g = new Global();  // never destroyed: worker threads may outlive exit paths
   return *g;
 }
+
+namespace {
+
 std::atomic<int> g_sites{0};
 // The handlers that were installed before the launch (Python's faulthandler, for one).
 struct sigaction g_old_segv, g_old_bus, g_old_usr2;
@@ -782,139 +705,3 @@ extern "C" __attribute__((visibility("hidden"))) void sc_fiber_entry() {
   sc::on_exit(f);
   sc::yield_dead(f);
 }
-
-// ---------------------------------------------------------------- C API for the Python side
-extern "C" {
-
-void sc_configure(int workers, int schedule, unsigned long long seed, double timeout_s) {
-  sc::Global& g = sc::G();
-  g.nworkers = workers;
-  g.schedule = schedule;
-  g.seed = seed ? seed : 1;
-  g.timeout_s = timeout_s;
-  g.deadline = std::chrono::steady_clock::now() +
-               std::chrono::microseconds((long long)(timeout_s * 1e6));
-  // Random schedules also poison shared memory differently, so a read of never-written
-  // shared memory changes the output between schedules and shows up as a race.
-  g.poison = schedule == sc::kRandom ? 0x3F : 0xFF;
-}
-
-void sc_reset(void) {
-  sc::Global& g = sc::G();
-  std::lock_guard<std::mutex> lock(g.mu);
-  g.status = sc::kOk;
-  g.detail.clear();
-  g.sticky = cudaSuccess;
-  g.last_err = cudaSuccess;
-  g.abort.store(0);
-  g.kernel_seconds = 0.0;
-  g.kernel_cpu_seconds = 0.0;
-  g.launches = 0;
-  for (void* p : g.allocations) free(p);
-  g.allocations.clear();
-}
-
-int sc_status(void) { return sc::G().status; }
-const char* sc_detail(void) { return sc::G().detail.c_str(); }
-double sc_kernel_seconds(void) { return sc::G().kernel_seconds; }
-double sc_kernel_cpu_seconds(void) { return sc::G().kernel_cpu_seconds; }
-long sc_launch_count(void) { return sc::G().launches; }
-
-// ---------------------------------------------------------------- CUDA runtime shim
-cudaError_t cudaGetLastError(void) {
-  sc::Global& g = sc::G();
-  int e = g.last_err;
-  g.last_err = g.sticky;
-  return e;
-}
-cudaError_t cudaPeekAtLastError(void) { return sc::G().last_err; }
-const char* cudaGetErrorString(cudaError_t e) {
-  switch (e) {
-    case cudaSuccess: return "no error";
-    case cudaErrorInvalidValue: return "invalid argument";
-    case cudaErrorMemoryAllocation: return "out of memory";
-    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
-    case cudaErrorLaunchTimeout: return "the launch timed out and was terminated";
-    case cudaErrorAssert: return "device-side assert triggered";
-    case cudaErrorNotSupported: return "operation not supported";
-    default: return "unspecified launch failure";
-  }
-}
-const char* cudaGetErrorName(cudaError_t e) { return cudaGetErrorString(e); }
-cudaError_t cudaDeviceSynchronize(void) { return sc::G().sticky; }
-cudaError_t cudaStreamSynchronize(cudaStream_t) { return sc::G().sticky; }
-cudaError_t cudaStreamCreate(cudaStream_t* s) { *s = reinterpret_cast<cudaStream_t>(new char[1]); return cudaSuccess; }
-cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned) { return cudaStreamCreate(s); }
-cudaError_t cudaStreamDestroy(cudaStream_t s) { delete[] reinterpret_cast<char*>(s); return cudaSuccess; }
-cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) { return cudaSuccess; }
-cudaError_t cudaEventCreate(cudaEvent_t* e) { *e = reinterpret_cast<cudaEvent_t>(new sc::Event()); return cudaSuccess; }
-cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned) { return cudaEventCreate(e); }
-cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
-  reinterpret_cast<sc::Event*>(e)->t = std::chrono::steady_clock::now();
-  return cudaSuccess;
-}
-cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
-cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
-  *ms = std::chrono::duration<float, std::milli>(reinterpret_cast<sc::Event*>(b)->t -
-                                                 reinterpret_cast<sc::Event*>(a)->t).count();
-  return cudaSuccess;
-}
-cudaError_t cudaEventDestroy(cudaEvent_t e) { delete reinterpret_cast<sc::Event*>(e); return cudaSuccess; }
-cudaError_t cudaMalloc(void** p, size_t n) {
-  void* q = aligned_alloc(256, ((n ? n : 1) + 255) & ~(size_t)255);
-  if (!q) return cudaErrorMemoryAllocation;
-  std::lock_guard<std::mutex> lock(sc::G().mu);
-  sc::G().allocations.insert(q);
-  *p = q;
-  return cudaSuccess;
-}
-cudaError_t cudaMallocManaged(void** p, size_t n, unsigned) { return cudaMalloc(p, n); }
-cudaError_t cudaMallocHost(void** p, size_t n) { return cudaMalloc(p, n); }
-cudaError_t cudaFree(void* p) {
-  if (!p) return cudaSuccess;
-  std::lock_guard<std::mutex> lock(sc::G().mu);
-  if (!sc::G().allocations.erase(p)) return cudaErrorInvalidValue;
-  free(p);
-  return cudaSuccess;
-}
-cudaError_t cudaFreeHost(void* p) { return cudaFree(p); }
-cudaError_t cudaMemset(void* p, int v, size_t n) { memset(p, v, n); return sc::G().sticky; }
-cudaError_t cudaMemsetAsync(void* p, int v, size_t n, cudaStream_t) { return cudaMemset(p, v, n); }
-cudaError_t cudaMemcpy(void* d, const void* s, size_t n, cudaMemcpyKind) { memmove(d, s, n); return sc::G().sticky; }
-cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyKind k, cudaStream_t) {
-  return cudaMemcpy(d, s, n, k);
-}
-cudaError_t cudaGetDevice(int* d) { *d = 0; return cudaSuccess; }
-cudaError_t cudaSetDevice(int) { return cudaSuccess; }
-cudaError_t cudaGetDeviceCount(int* n) { *n = 1; return cudaSuccess; }
-cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int) {
-  memset(p, 0, sizeof *p);
-  snprintf(p->name, sizeof p->name, "STRUCT-COVER CPU emulator");
-  p->totalGlobalMem = (size_t)16 << 30;
-  p->sharedMemPerBlock = 48 * 1024;
-  p->sharedMemPerBlockOptin = 227 * 1024;
-  p->sharedMemPerMultiprocessor = 228 * 1024;
-  p->regsPerBlock = 65536;
-  p->warpSize = 32;
-  p->maxThreadsPerBlock = 1024;
-  p->maxThreadsDim[0] = 1024; p->maxThreadsDim[1] = 1024; p->maxThreadsDim[2] = 64;
-  p->maxGridSize[0] = 2147483647; p->maxGridSize[1] = 65535; p->maxGridSize[2] = 65535;
-  p->multiProcessorCount = 132;
-  p->major = 9; p->minor = 0;
-  p->maxThreadsPerMultiProcessor = 2048;
-  p->l2CacheSize = 50 << 20;
-  return cudaSuccess;
-}
-cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr a, int) {
-  switch (a) {
-    case cudaDevAttrMaxThreadsPerBlock: *v = 1024; break;
-    case cudaDevAttrMaxSharedMemoryPerBlock: *v = 48 * 1024; break;
-    case cudaDevAttrWarpSize: *v = 32; break;
-    case cudaDevAttrMultiProcessorCount: *v = 132; break;
-    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *v = 227 * 1024; break;
-    default: *v = 0;
-  }
-  return cudaSuccess;
-}
-
-}  // extern "C"

@@ -1,0 +1,142 @@
+// The CUDA runtime API as seen by emulated host code (memory, streams, events, errors) and the
+// C status API that tools/verify/emulator.py calls through ctypes.
+#include "sc_internal.hpp"
+
+#include <stdlib.h>
+#include <string.h>
+
+// ---------------------------------------------------------------- C API for the Python side
+extern "C" {
+
+void sc_configure(int workers, int schedule, unsigned long long seed, double timeout_s) {
+  sc::Global& g = sc::G();
+  g.nworkers = workers;
+  g.schedule = schedule;
+  g.seed = seed ? seed : 1;
+  g.timeout_s = timeout_s;
+  g.deadline = std::chrono::steady_clock::now() +
+               std::chrono::microseconds((long long)(timeout_s * 1e6));
+  // Random schedules also poison shared memory differently, so a read of never-written
+  // shared memory changes the output between schedules and shows up as a race.
+  g.poison = schedule == sc::kRandom ? 0x3F : 0xFF;
+}
+
+void sc_reset(void) {
+  sc::Global& g = sc::G();
+  std::lock_guard<std::mutex> lock(g.mu);
+  g.status = sc::kOk;
+  g.detail.clear();
+  g.sticky = cudaSuccess;
+  g.last_err = cudaSuccess;
+  g.abort.store(0);
+  g.kernel_seconds = 0.0;
+  g.kernel_cpu_seconds = 0.0;
+  g.launches = 0;
+  for (void* p : g.allocations) free(p);
+  g.allocations.clear();
+}
+
+int sc_status(void) { return sc::G().status; }
+const char* sc_detail(void) { return sc::G().detail.c_str(); }
+double sc_kernel_seconds(void) { return sc::G().kernel_seconds; }
+double sc_kernel_cpu_seconds(void) { return sc::G().kernel_cpu_seconds; }
+long sc_launch_count(void) { return sc::G().launches; }
+
+// ---------------------------------------------------------------- CUDA runtime shim
+cudaError_t cudaGetLastError(void) {
+  sc::Global& g = sc::G();
+  int e = g.last_err;
+  g.last_err = g.sticky;
+  return e;
+}
+cudaError_t cudaPeekAtLastError(void) { return sc::G().last_err; }
+const char* cudaGetErrorString(cudaError_t e) {
+  switch (e) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorLaunchTimeout: return "the launch timed out and was terminated";
+    case cudaErrorAssert: return "device-side assert triggered";
+    case cudaErrorNotSupported: return "operation not supported";
+    default: return "unspecified launch failure";
+  }
+}
+const char* cudaGetErrorName(cudaError_t e) { return cudaGetErrorString(e); }
+cudaError_t cudaDeviceSynchronize(void) { return sc::G().sticky; }
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return sc::G().sticky; }
+cudaError_t cudaStreamCreate(cudaStream_t* s) { *s = reinterpret_cast<cudaStream_t>(new char[1]); return cudaSuccess; }
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned) { return cudaStreamCreate(s); }
+cudaError_t cudaStreamDestroy(cudaStream_t s) { delete[] reinterpret_cast<char*>(s); return cudaSuccess; }
+cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) { return cudaSuccess; }
+cudaError_t cudaEventCreate(cudaEvent_t* e) { *e = reinterpret_cast<cudaEvent_t>(new sc::Event()); return cudaSuccess; }
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned) { return cudaEventCreate(e); }
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
+  reinterpret_cast<sc::Event*>(e)->t = std::chrono::steady_clock::now();
+  return cudaSuccess;
+}
+cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
+  *ms = std::chrono::duration<float, std::milli>(reinterpret_cast<sc::Event*>(b)->t -
+                                                 reinterpret_cast<sc::Event*>(a)->t).count();
+  return cudaSuccess;
+}
+cudaError_t cudaEventDestroy(cudaEvent_t e) { delete reinterpret_cast<sc::Event*>(e); return cudaSuccess; }
+cudaError_t cudaMalloc(void** p, size_t n) {
+  void* q = aligned_alloc(256, ((n ? n : 1) + 255) & ~(size_t)255);
+  if (!q) return cudaErrorMemoryAllocation;
+  std::lock_guard<std::mutex> lock(sc::G().mu);
+  sc::G().allocations.insert(q);
+  *p = q;
+  return cudaSuccess;
+}
+cudaError_t cudaMallocManaged(void** p, size_t n, unsigned) { return cudaMalloc(p, n); }
+cudaError_t cudaMallocHost(void** p, size_t n) { return cudaMalloc(p, n); }
+cudaError_t cudaFree(void* p) {
+  if (!p) return cudaSuccess;
+  std::lock_guard<std::mutex> lock(sc::G().mu);
+  if (!sc::G().allocations.erase(p)) return cudaErrorInvalidValue;
+  free(p);
+  return cudaSuccess;
+}
+cudaError_t cudaFreeHost(void* p) { return cudaFree(p); }
+cudaError_t cudaMemset(void* p, int v, size_t n) { memset(p, v, n); return sc::G().sticky; }
+cudaError_t cudaMemsetAsync(void* p, int v, size_t n, cudaStream_t) { return cudaMemset(p, v, n); }
+cudaError_t cudaMemcpy(void* d, const void* s, size_t n, cudaMemcpyKind) { memmove(d, s, n); return sc::G().sticky; }
+cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyKind k, cudaStream_t) {
+  return cudaMemcpy(d, s, n, k);
+}
+cudaError_t cudaGetDevice(int* d) { *d = 0; return cudaSuccess; }
+cudaError_t cudaSetDevice(int) { return cudaSuccess; }
+cudaError_t cudaGetDeviceCount(int* n) { *n = 1; return cudaSuccess; }
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int) {
+  memset(p, 0, sizeof *p);
+  snprintf(p->name, sizeof p->name, "STRUCT-COVER CPU emulator");
+  p->totalGlobalMem = (size_t)16 << 30;
+  p->sharedMemPerBlock = 48 * 1024;
+  p->sharedMemPerBlockOptin = 227 * 1024;
+  p->sharedMemPerMultiprocessor = 228 * 1024;
+  p->regsPerBlock = 65536;
+  p->warpSize = 32;
+  p->maxThreadsPerBlock = 1024;
+  p->maxThreadsDim[0] = 1024; p->maxThreadsDim[1] = 1024; p->maxThreadsDim[2] = 64;
+  p->maxGridSize[0] = 2147483647; p->maxGridSize[1] = 65535; p->maxGridSize[2] = 65535;
+  p->multiProcessorCount = 132;
+  p->major = 9; p->minor = 0;
+  p->maxThreadsPerMultiProcessor = 2048;
+  p->l2CacheSize = 50 << 20;
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr a, int) {
+  switch (a) {
+    case cudaDevAttrMaxThreadsPerBlock: *v = 1024; break;
+    case cudaDevAttrMaxSharedMemoryPerBlock: *v = 48 * 1024; break;
+    case cudaDevAttrWarpSize: *v = 32; break;
+    case cudaDevAttrMultiProcessorCount: *v = 132; break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *v = 227 * 1024; break;
+    default: *v = 0;
+  }
+  return cudaSuccess;
+}
+
+}  // extern "C"

@@ -1,0 +1,102 @@
+// Internal state shared by the emulator runtime's translation units (not for programs).
+#pragma once
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "sc_emu.hpp"
+
+#include <pthread.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace sc {
+
+enum State { kRunnable = 0, kAtBarrier, kAtWarp, kExited };
+enum Status { kOk = 0, kDeadlock = 1, kCrash = 2, kTimeout = 3, kUnsupported = 4 };
+enum Schedule { kForward = 0, kReverse = 1, kRandom = 2 };
+
+constexpr size_t kGuard = 4096;
+constexpr size_t kMaxStaticShared = 48 * 1024;
+constexpr size_t kMaxDynShared = 227 * 1024;
+constexpr int kMaxSites = 1024;
+
+struct WarpGroup {
+  bool active;
+  int kind, width, line;
+  unsigned mask, need, arrived;
+  unsigned long long vals[32];
+  int args[32];
+};
+
+struct Warp {
+  unsigned exist, exited;
+  unsigned pending;  // lanes named by an active group (fast path for exits)
+  unsigned active;   // bit i: groups[i] is waiting for lanes
+  WarpGroup groups[32];
+};
+
+// A worker thread's state; it *is* the Block its fibers point to.
+struct Worker : Block {
+  char* stacks = nullptr;  // kStackSize-aligned regions, guard page at the bottom of each
+  size_t stack_cap = 0;
+  void* map_base = nullptr;
+  size_t map_len = 0;
+  std::vector<Fiber> fibers;
+  std::vector<Warp> warps;
+  std::vector<int> order;
+  std::vector<long> site_off;
+  std::vector<char> arena_store;
+  size_t static_used = 0, static_hw = 0;
+  void* sched_sp = nullptr;
+  void* dead_sp = nullptr;
+  volatile int in_fiber = 0;
+  bool serial = false;     // block runs its threads one after another on one fiber
+  size_t nthreads = 0;
+  int live = 0, arrived = 0;
+  size_t pos = 0, pass_len = 0;  // position in the current scheduling pass
+  int ran = 0;                   // fibers resumed in the current pass
+  int pending_active = 0;        // lanes waiting in __activemask()
+  unsigned long long rng = 1;
+  pthread_t thread{};
+  char* altstack = nullptr;
+};
+
+struct Event { std::chrono::steady_clock::time_point t; };
+
+struct Global {
+  std::mutex mu;
+  int status = kOk;
+  std::string detail;
+  int sticky = cudaSuccess;
+  int last_err = cudaSuccess;
+  std::atomic<int> abort{0};
+  int nworkers = 0;
+  int schedule = kForward;
+  unsigned long long seed = 1;
+  double timeout_s = 60.0;
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
+  std::vector<Worker*> workers;
+  std::set<void*> allocations;
+  double kernel_seconds = 0.0;
+  double kernel_cpu_seconds = 0.0;  // CPU time of the worker threads inside launches
+  long launches = 0;
+  // The launch in progress.
+  dim3 grid, block;
+  size_t dyn = 0;
+  ThreadFn fn = nullptr;
+  void* ctx = nullptr;
+  std::vector<unsigned> block_order;
+  std::atomic<size_t> next{0};
+  unsigned char poison = 0xFF;
+  bool serial = false;
+};
+
+//: The process-wide (per loaded library) runtime state.
+Global& G();
+
+}  // namespace sc
