@@ -65,7 +65,8 @@ $notes
   }
   function heatmap(hm) {
     var cw = 64, ch = 26, left = 150, top = 30;
-    var s = svg(document.getElementById("heatmaps"), left + cw * hm.x_labels.length + 20,
+    var s = svg(document.getElementById("heatmaps"), Math.max(left + cw * hm.x_labels.length + 20,
+                7 * (hm.x.length + hm.y.length) + left + 40),
                 top + ch * hm.y_labels.length + 50, "plot heatmap");
     var max = 1;
     hm.counts.forEach(function (r) { r.forEach(function (v) { if (v > max) max = v; }); });

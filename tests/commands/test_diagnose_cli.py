@@ -93,3 +93,21 @@ def test_simulate_cli_labels_rewards(tmp_path):
     t = pd.read_parquet(tmp_path / "rollouts.parquet")
     assert set(t["round"]) == {0, 1} and set(t["reward_source"]) == {"simulated"}
     assert (tmp_path / "round_1.parquet").is_file()
+
+
+def test_diagnose_extracts_features_from_program_text(tmp_path):
+    from structcover.tools.corpus import load_corpus
+
+    fams = load_corpus()
+    if not fams:
+        pytest.skip("sample corpus is empty")
+    rng = np.random.default_rng(0)
+    rows = [{"task_id": f.name, "round": 0, "correct": True, "program": p.source,
+             "speedup": float(rng.uniform(0.5, 3))} for f in fams for p in f.programs]
+    data = tmp_path / "rollouts.jsonl"
+    pd.DataFrame(rows).to_json(data, orient="records", lines=True)
+    res = runner.invoke(app, ["diagnose", str(data), "--state", str(tmp_path / "s"), "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["n_programs"] == len(rows) and out["bins_total"] > 0
+    assert all("." in f for f in out["archive_features"])
