@@ -4,13 +4,13 @@
 #define TILE 32
 #define ROWS_PER_PASS 8
 
-__global__ void transpose_padded(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
+__global__ void transpose_padded(const float* __restrict__ src, float* __restrict__ out, int rows, int cols) {
     __shared__ float tile[TILE][TILE + 1];
     const int c = blockIdx.x * TILE + threadIdx.x;
     const int r0 = blockIdx.y * TILE + threadIdx.y;
 #pragma unroll
     for (int j = 0; j < TILE; j += ROWS_PER_PASS) {
-        if (r0 + j < rows && c < cols) tile[threadIdx.y + j][threadIdx.x] = in[(r0 + j) * cols + c];
+        if (r0 + j < rows && c < cols) tile[threadIdx.y + j][threadIdx.x] = src[(r0 + j) * cols + c];
     }
     __syncthreads();
     const int oc = blockIdx.y * TILE + threadIdx.x;
@@ -21,9 +21,9 @@ __global__ void transpose_padded(const float* __restrict__ in, float* __restrict
     }
 }
 
-extern "C" int launch(const float* in, float* out, int rows, int cols, cudaStream_t stream) {
+extern "C" int launch(const float* src, float* out, int rows, int cols, cudaStream_t stream) {
     dim3 block(TILE, ROWS_PER_PASS);
     dim3 grid((cols + TILE - 1) / TILE, (rows + TILE - 1) / TILE);
-    transpose_padded<<<grid, block, 0, stream>>>(in, out, rows, cols);
+    transpose_padded<<<grid, block, 0, stream>>>(src, out, rows, cols);
     return (int)cudaGetLastError();
 }

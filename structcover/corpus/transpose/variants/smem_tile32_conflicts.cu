@@ -3,11 +3,11 @@
 
 #define TILE 32
 
-__global__ void transpose_smem(const float* in, float* out, int rows, int cols) {
+__global__ void transpose_smem(const float* src, float* out, int rows, int cols) {
     __shared__ float tile[TILE][TILE];
     const int c = blockIdx.x * TILE + threadIdx.x;
     const int r = blockIdx.y * TILE + threadIdx.y;
-    if (r < rows && c < cols) tile[threadIdx.y][threadIdx.x] = in[r * cols + c];
+    if (r < rows && c < cols) tile[threadIdx.y][threadIdx.x] = src[r * cols + c];
     __syncthreads();
     // Swap block coordinates: this thread writes out[oc_row][oc_col] from the tile's transpose.
     const int out_col = blockIdx.y * TILE + threadIdx.x;  // an input row
@@ -15,9 +15,9 @@ __global__ void transpose_smem(const float* in, float* out, int rows, int cols) 
     if (out_row < cols && out_col < rows) out[out_row * rows + out_col] = tile[threadIdx.x][threadIdx.y];
 }
 
-extern "C" int launch(const float* in, float* out, int rows, int cols, cudaStream_t stream) {
+extern "C" int launch(const float* src, float* out, int rows, int cols, cudaStream_t stream) {
     dim3 block(TILE, TILE);
     dim3 grid((cols + TILE - 1) / TILE, (rows + TILE - 1) / TILE);
-    transpose_smem<<<grid, block, 0, stream>>>(in, out, rows, cols);
+    transpose_smem<<<grid, block, 0, stream>>>(src, out, rows, cols);
     return (int)cudaGetLastError();
 }
