@@ -1,7 +1,7 @@
 """The coverage archive B(F*): bins over the critical features, frozen at round 0 (DESIGN.md §5).
 
 Two geometries, pyribs-style: :class:`GridArchive` (product of per-feature levels / edges) and
-:class:`CVTArchive` (centroids from seeded k-means, used when the dimension count exceeds
+:class:`structcover.tools.cvt.CVTArchive` (centroids from seeded k-means, used when the dimension count exceeds
 ``ArchiveSettings.cvt_above_dims``). Both keep per-bin count, best and mean reward, and both
 are saved as JSON with their frozen geometry so later rounds bin identically.
 """
@@ -230,134 +230,6 @@ class GridArchive(Archive):
         return {d.name: d.bound(c) for d, c in zip(self.dims, self.coords(label))}
 
 
-class CVTArchive(Archive):
-    """Centroidal Voronoi cells over standardized features (one-hot for categories).
-
-    Centroids come from seeded k-means over points drawn uniformly in the round-0 feature box
-    (as pyribs does), so cells also exist where the data never went: those are the gaps.
-    Label: ``cell=K|f1=v1,f2=[lo,hi]`` with each feature's extent within the cell.
-    """
-
-    kind = "cvt"
-
-    def __init__(self, *, dims: list[Dimension], centers: np.ndarray, mean: list[float],
-                 scale: list[float], cell_bounds: list[dict[str, dict]],
-                 frozen_round: int = 0) -> None:
-        centers = np.asarray(centers, float)
-        if centers.ndim != 2 or len(centers) < 1:
-            raise ValueError("centers must be a non-empty 2-D array")
-        if len(cell_bounds) != len(centers):
-            raise ValueError("one cell_bounds entry per centroid is required")
-        super().__init__(dims=dims, frozen_round=frozen_round)
-        self.centers, self.mean, self.scale = centers, list(mean), list(scale)
-        self.cell_bounds = cell_bounds
-
-    @classmethod
-    def fit(cls, table: pd.DataFrame, *, dims: list[Dimension], cells: int, seed: int,
-            frozen_round: int = 0) -> CVTArchive:
-        """Fit centroids from the round-0 feature box.
-
-        Raises:
-            ValueError: ``cells`` < 1.
-        """
-        from sklearn.cluster import KMeans
-
-        if cells < 1:
-            raise ValueError(f"cvt_cells must be >= 1, got {cells}")
-        rng = np.random.default_rng(seed)
-        n = max(50 * cells, 2000)
-        mean, scale, cols, bounds_src = [], [], [], {}
-        for d in dims:
-            if d.kind == "numeric":
-                lo, hi = d.edges[0], d.edges[-1]
-                mean.append((lo + hi) / 2)
-                scale.append((hi - lo) / 2 or 1.0)
-                cols.append(rng.uniform(lo, hi, n))
-                bounds_src[d.name] = cols[-1]
-            else:
-                mean.append(0.0)
-                scale.append(1.0)
-                pick = rng.integers(0, d.n_bins, n)
-                cols.append(pick)
-                bounds_src[d.name] = pick
-        raw = pd.DataFrame({d.name: (c if d.kind == "numeric" else np.asarray(d.levels)[c])
-                            for d, c in zip(dims, cols)})
-        probe = cls(dims=dims, centers=np.zeros((1, 1)), mean=mean, scale=scale,
-                    cell_bounds=[{}], frozen_round=frozen_round)
-        x = probe._encode(raw)
-        k = min(cells, len(np.unique(x, axis=0)))
-        km = KMeans(n_clusters=k, n_init=3, random_state=seed).fit(x)
-        cell_bounds = []
-        for c in range(k):
-            m = km.labels_ == c
-            entry = {}
-            for d in dims:
-                v = bounds_src[d.name][m]
-                if d.kind == "numeric":
-                    entry[d.name] = {"low": float(v.min()), "high": float(v.max())}
-                else:
-                    entry[d.name] = {"value": d.levels[int(np.bincount(v).argmax())]}
-            cell_bounds.append(entry)
-        return cls(dims=dims, centers=km.cluster_centers_, mean=mean, scale=scale,
-                   cell_bounds=cell_bounds, frozen_round=frozen_round)
-
-    def _encode(self, table: pd.DataFrame) -> np.ndarray:
-        parts = []
-        for d, mu, sd in zip(self.dims, self.mean, self.scale):
-            if d.kind == "numeric":
-                x = pd.to_numeric(table[d.name], errors="coerce").to_numpy(float)
-                parts.append(((x - mu) / sd)[:, None])
-            else:
-                codes = d.index(table[d.name])
-                onehot = np.zeros((len(codes), d.n_bins))
-                ok = codes >= 0
-                onehot[np.flatnonzero(ok), codes[ok]] = 1.0
-                onehot[~ok] = np.nan
-                parts.append(onehot)
-        return np.hstack(parts)
-
-    @property
-    def n_bins(self) -> int:
-        return len(self.centers)
-
-    def index(self, table: pd.DataFrame) -> np.ndarray:
-        self._check_columns(table)
-        x = self._encode(table)
-        bad = np.isnan(x).any(axis=1)
-        x = np.nan_to_num(x)
-        out = np.empty(len(x), np.int64)
-        c2 = (self.centers ** 2).sum(1)
-        for s in range(0, len(x), 200_000):  # chunks bound the distance matrix's memory
-            xs = x[s:s + 200_000]
-            out[s:s + len(xs)] = np.argmin(c2[None, :] - 2 * xs @ self.centers.T, axis=1)
-        out[bad] = -1
-        return out
-
-    def label(self, i: int) -> str:
-        parts = []
-        for d in self.dims:
-            b = self.cell_bounds[i][d.name]
-            parts.append(f"{d.name}={b['value']}" if "value" in b
-                         else f"{d.name}=[{b['low']:.4g},{b['high']:.4g}]")
-        return f"cell={i}|" + ",".join(parts)
-
-    def describe_bin(self, label: str) -> dict[str, Bound]:
-        if not label.startswith("cell=") or "|" not in label:
-            raise ValueError(f"bin label {label!r}: expected 'cell=K|...'")
-        try:
-            i = int(label[5:label.index("|")])
-            cell = self.cell_bounds[i]
-        except (ValueError, IndexError) as exc:
-            raise ValueError(f"bin label {label!r}: no such cell") from exc
-        return {name: Bound(feature=name, value=b.get("value"), low=b.get("low"),
-                            high=b.get("high"), high_closed="low" in b)
-                for name, b in cell.items()}
-
-    def _geometry(self) -> dict[str, Any]:
-        return {"centers": self.centers.tolist(), "mean": self.mean, "scale": self.scale,
-                "cell_bounds": self.cell_bounds}
-
-
 def build_archive(table: pd.DataFrame, features: list[str], *,
                   settings: ArchiveSettings | None = None, seed: int = 0,
                   frozen_round: int = 0) -> Archive:
@@ -374,6 +246,8 @@ def build_archive(table: pd.DataFrame, features: list[str], *,
         raise ValueError(f"build_archive: feature table lacks {missing}")
     dims = [Dimension.fit(f, table[f], bins=settings.bins_per_feature) for f in features]
     if len(dims) > settings.cvt_above_dims:
+        from structcover.tools.cvt import CVTArchive  # cvt imports this module
+
         return CVTArchive.fit(table, dims=dims, cells=settings.cvt_cells, seed=seed,
                               frozen_round=frozen_round)
     return GridArchive(dims=dims, frozen_round=frozen_round)
@@ -385,6 +259,8 @@ def archive_from_state(state: dict[str, Any]) -> Archive:
     if state["kind"] == "grid":
         arch: Archive = GridArchive(dims=dims, frozen_round=state.get("frozen_round", 0))
     elif state["kind"] == "cvt":
+        from structcover.tools.cvt import CVTArchive
+
         arch = CVTArchive(dims=dims, centers=np.asarray(state["centers"]), mean=state["mean"],
                           scale=state["scale"], cell_bounds=state["cell_bounds"],
                           frozen_round=state.get("frozen_round", 0))
