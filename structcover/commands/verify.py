@@ -68,7 +68,8 @@ def verify(
 ) -> None:
     """Run CANDIDATE and the reference on the same seeded inputs and compare their outputs.
 
-    Exit code 0 when equivalent (or compiled, on the compile-only backend), 1 when not.
+    Exit code 0 when equivalent (or compiled, on the compile-only backend), 1 when not, 2 for
+    bad arguments or when the reference itself fails.
     """
     from structcover.tools.verify.equivalence import check_equivalence
     from structcover.tools.verify.select import BACKENDS, get_backend

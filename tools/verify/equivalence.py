@@ -72,9 +72,15 @@ class ReferenceCache:
         return None
 
     def put(self, key: str, result: RunResult) -> None:
-        """Remember a reference run (only successful runs go to disk)."""
+        """Remember a successful reference run.
+
+        Failed runs are not kept: a timeout under load or a toolchain hiccup must not condemn
+        every later candidate of the task.
+        """
+        if result.status != "ok":
+            return
         self._remember(key, result)
-        if self.directory and result.status == "ok":
+        if self.directory:
             self.directory.mkdir(parents=True, exist_ok=True)
             tmp = self.directory / f"{key}.tmp.npz"
             np.savez(tmp, **result.outputs)

@@ -211,3 +211,24 @@ def test_batching_backend_gets_one_call_per_program():
     bad = check_equivalence("STATUS:crash boom", REF, _spec(), backend=backend,
                             cache=ReferenceCache())
     assert bad.failure == "crash" and "seed 42" in bad.detail
+
+
+def test_failed_reference_runs_are_not_cached():
+    cache = ReferenceCache()
+
+    class Flaky(FakeBackend):
+        def __init__(self):
+            super().__init__()
+            self.fail = True
+
+        def run(self, source, spec, inputs, **kw):
+            if source == REF and self.fail:
+                self.fail = False
+                return RunResult(status="timeout", detail="machine overloaded", backend=self.name)
+            return super().run(source, spec, inputs, **kw)
+
+    backend = Flaky()
+    first = check_equivalence("y[:] = x * 2", REF, _spec(), backend=backend, cache=cache, trials=1)
+    assert first.failure == "reference-failed"
+    second = check_equivalence("y[:] = x * 2", REF, _spec(), backend=backend, cache=cache, trials=1)
+    assert second.equivalent is True
