@@ -65,5 +65,7 @@ def test_export_loads_with_pyarrow_and_datasets(tmp_path):
     assert truth["target_bin"] == first["extra_info"]["target_bin"] == d.zero_bins[0]
     assert "smem.tiled = 1" in first["prompt"][0]["content"]
     assert {"index", "split", "task_id", "target_bin"} <= set(first["extra_info"])
+    verl = datasets.load_dataset("parquet", data_files=res.files["prompts_parquet"])["train"]
+    assert verl[0]["prompt"][0]["content"] == first["prompt"][0]["content"]
     assert json.loads((tmp_path / "out" / "diagnosis.json").read_text())["scov"] == d.scov
     assert not list((tmp_path / "out").glob(".*tmp"))  # no temp files left behind
