@@ -48,7 +48,8 @@ def _isolate(job: dict) -> list[str]:
         err = _unshare(_CLONE_NEWNET)
         if err == 0:
             notes.append("network namespace")
-        elif job.get("allow_user_namespace", True) and _unshare(_CLONE_NEWUSER | _CLONE_NEWNET) == 0:
+        elif (job.get("allow_user_namespace", True)
+              and _unshare(_CLONE_NEWUSER | _CLONE_NEWNET) == 0):
             notes.append("network namespace (in a user namespace)")
         else:
             notes.append(f"network NOT isolated (unshare refused: {os.strerror(err)})")

@@ -77,7 +77,8 @@ class CudaPythonDevice:
 
     def stream_create(self) -> int:
         cu = _cu()
-        stream = _check("cuStreamCreate", cu.cuStreamCreate(cu.CUstream_flags.CU_STREAM_NON_BLOCKING))
+        flags = int(cu.CUstream_flags.CU_STREAM_NON_BLOCKING)
+        stream = _check("cuStreamCreate", cu.cuStreamCreate(flags))
         self._streams[int(stream)] = stream
         return int(stream)
 
@@ -89,7 +90,7 @@ class CudaPythonDevice:
 
     def event_create(self) -> int:
         cu = _cu()
-        event = _check("cuEventCreate", cu.cuEventCreate(cu.CUevent_flags.CU_EVENT_DEFAULT))
+        event = _check("cuEventCreate", cu.cuEventCreate(int(cu.CUevent_flags.CU_EVENT_DEFAULT)))
         self._events[int(event)] = event
         return int(event)
 
