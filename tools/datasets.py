@@ -152,9 +152,16 @@ def normalize_row(row: dict[str, Any], column_map: dict[str, str], *, source: st
         round_number = default_round if round_value is None else int(round_value)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"round: expected an integer, got {round_value!r}") from exc
-    known = {column_map.get(n, n) for n in ALIASES} | set(column_map.values())
-    meta = {k: v for k, v in row.items() if k not in known and not k.startswith("__")}
+    # Columns the record does not name stay with it: scalars as their own columns (so a
+    # `policy` or `gpu` column can be a control or a group later), the rest as JSON in `meta`.
+    used = {column_map.get(n, n) for n in ALIASES} | set(column_map.values()) | {
+        alias for aliases in ALIASES.values() for alias in aliases}
+    extra = {k: v for k, v in row.items() if k not in used and not k.startswith("__")
+             and k not in RECORD_COLUMNS}
+    scalars = {k: v for k, v in extra.items() if isinstance(v, str | int | float | bool)}
+    meta = {k: v for k, v in extra.items() if k not in scalars}
     return {
+        **scalars,
         "program_id": content_hash(program),
         "task_id": "" if task_id is None else str(task_id),
         "prompt": str(_pick(row, "prompt", column_map) or ""),
@@ -302,8 +309,11 @@ def load_trajectories(path: Path | str, *, column_map: dict[str, str] | None = N
                 continue
             seen_ids[row_id] = number
         records.append(record)
-    frame = pd.DataFrame.from_records(records, columns=RECORD_COLUMNS)
-    return LoadResult(frame, quarantined)
+    frame = pd.DataFrame.from_records(records)
+    if frame.empty:
+        frame = pd.DataFrame(columns=RECORD_COLUMNS)
+    extras = [c for c in frame.columns if c not in RECORD_COLUMNS]
+    return LoadResult(frame[RECORD_COLUMNS + extras], quarantined)
 
 
 def _atomic_target(path: Path) -> tuple[Path, Path]:

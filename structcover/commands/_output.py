@@ -57,7 +57,7 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
 
 def fail(message: str, code: int = 2) -> None:
     """Print an error on stderr and exit with ``code``."""
-    err_console.print(f"[red]error:[/red] {message}")
+    err_console.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
     raise typer.Exit(code)
 
 

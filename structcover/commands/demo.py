@@ -2,29 +2,53 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
 
-from structcover.commands._output import console, print_json, print_table
+from structcover.commands._output import console, print_json, print_table, progress
 from structcover.demo import run_demo
+
+
+@contextmanager
+def _bars(enabled: bool) -> Iterator[Callable[[str, int], Callable[[], None]]]:
+    with progress(enabled) as bar:
+        def make(description: str, total: int) -> Callable[[], None]:
+            task = bar.add_task(description, total=total)
+            return lambda: bar.advance(task)
+        yield make
 
 
 def demo(
     output: Path = typer.Option(Path("structcover-demo"), "-o", "--output",
                                 help="Folder for the demo's outputs."),
+    rounds: int = typer.Option(3, "--rounds", help="Simulated training rounds."),
+    skip_verify: bool = typer.Option(False, "--skip-verify",
+                                     help="Do not verify the corpus variants first."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Run the offline demo on the sample corpus and print what it found."""
-    result = run_demo(output, show_progress=not as_json)
+    with _bars(not as_json) as make:
+        result = run_demo(output, progress=make, rounds=rounds, verify=not skip_verify)
     if as_json:
         print_json(result)
         return
-    print_table("sample corpus", ["family", "tasks", "programs", "variants"],
-                [[f.family, f.tasks, f.programs, ", ".join(f.variants)] for f in result.families])
+    print_table(f"sample corpus, verified on the {result.backend or 'no'} backend",
+                ["family", "tasks", "variants", "equivalent", "failures"],
+                [[f.family, f.tasks, len(f.variants), f"{f.verified}/{f.checked}",
+                  "; ".join(f.failures)[:120]] for f in result.families])
+    print_table("simulated rounds (rewards from the analytical GPU model)",
+                ["round", "rollouts", "critical features", "SCov", "bins", "H(S(D))",
+                 "collapse", "top gaps"],
+                [[r.round, r.rollouts, ", ".join(r.critical), r.scov,
+                  f"{r.bins_covered}/{r.bins_total}", r.entropy, r.collapse,
+                  "; ".join(r.top_gaps)] for r in result.rounds])
     for line in result.notes:
         console.print(line)
-    console.print(f"outputs: {result.output_dir}")
+    for name, path in result.files.items():
+        console.print(f"  {name}: {path}")
 
 
 def register(app: typer.Typer) -> None:

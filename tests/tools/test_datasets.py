@@ -58,7 +58,16 @@ def test_column_map_reads_kernelbench_style_schema(tmp_path: Path) -> None:
     result = load_trajectories(tmp_path / "kb.parquet", column_map=mapping)
     assert list(result.records["speedup"]) == [2.0, 0.5]
     assert list(result.records["task_id"]) == ["p1", "p2"]
-    assert json.loads(result.records.iloc[0]["meta"]) == {"model": "m"}
+    # Unmapped scalar columns stay as columns (a `model` column can be a control later).
+    assert list(result.records["model"]) == ["m", "m"]
+    assert "custom_code" not in result.records.columns
+
+
+def test_nested_extra_values_go_to_meta(tmp_path: Path) -> None:
+    path = _jsonl(tmp_path / "r.jsonl", [_row(program=GOOD, policy="p1", info={"step": 3})])
+    record = load_trajectories(path).records.iloc[0]
+    assert record["policy"] == "p1"
+    assert json.loads(record["meta"]) == {"info": {"step": 3}}
 
 
 def test_column_map_rejects_malformed_items() -> None:
