@@ -1,5 +1,5 @@
 // STRUCT-COVER CUDA emulator runtime: fibers, block scheduler, barriers, warp collectives,
-// shared-memory arena, launch and watchdog. The CUDA host API shim and the C status API
+// shared-memory arena. Launch and watchdog: sc_launch.cpp. The CUDA host API shim and the C status API
 // read by tools/verify/emulator.py are in sc_cudart.cpp.
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -30,11 +30,8 @@ Global& G() {
   return *g;
 }
 
-namespace {
 
 std::atomic<int> g_sites{0};
-// The handlers that were installed before the launch (Python's faulthandler, for one).
-struct sigaction g_old_segv, g_old_bus, g_old_usr2;
 thread_local Worker* tls_worker = nullptr;
 
 unsigned long long xorshift(unsigned long long& s) {
@@ -365,156 +362,6 @@ void run_block(Worker* w, unsigned linear) {
       return;
     }
   }
-}
-
-void on_signal(int sig, siginfo_t* si, void* ucv) {
-  Worker* w = tls_worker;
-  ucontext_t* uc = static_cast<ucontext_t*>(ucv);
-#if defined(__x86_64__)
-  uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-#else
-  uintptr_t sp = (uintptr_t)uc->uc_mcontext.sp;
-#endif
-  bool on_fiber = w && w->in_fiber && w->stacks && sp >= (uintptr_t)w->stacks &&
-                  sp < (uintptr_t)w->stacks + w->stack_cap * kStackSize;
-  if (sig == SIGUSR2) {
-    if (!on_fiber || !G().abort.load()) return;
-  } else {
-    if (!on_fiber) {
-      // Not a kernel's fault: reinstate the previous handler; the fault recurs and reaches it.
-      sigaction(sig, sig == SIGSEGV ? &g_old_segv : &g_old_bus, nullptr);
-      return;
-    }
-    uintptr_t addr = (uintptr_t)si->si_addr;
-    Fiber* f = *reinterpret_cast<Fiber**>(fiber_slot((sp | (kStackSize - 1)) + 1));
-    size_t off = (addr - (uintptr_t)w->stacks) % kStackSize;
-    bool guard = addr >= (uintptr_t)w->stacks && addr < (uintptr_t)w->stacks + w->stack_cap * kStackSize &&
-                 off < kGuard;
-    char buf[96];
-    snprintf(buf, sizeof buf, " at address %p", (void*)addr);
-    record(kCrash, std::string(guard ? "fiber stack overflow (64 KiB per thread)" : "invalid memory access") +
-                       (guard ? "" : buf) + " in " + where(f));
-  }
-  sc_switch_ctx(&w->dead_sp, w->sched_sp);  // abandon the fiber: back to the scheduler
-}
-
-void worker_main(Worker* w) {
-  Global& g = G();
-  tls_worker = w;
-  stack_t ss{};
-  if (!w->altstack) w->altstack = static_cast<char*>(malloc(64 * 1024));
-  ss.ss_sp = w->altstack;
-  ss.ss_size = 64 * 1024;
-  sigaltstack(&ss, nullptr);
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGUSR2);
-  sigaddset(&set, SIGSEGV);
-  sigaddset(&set, SIGBUS);
-  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
-  struct timespec c0, c1;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-  for (;;) {
-    if (g.abort.load()) break;
-    size_t k = g.next.fetch_add(1);
-    if (k >= g.block_order.size()) break;
-    run_block(w, g.block_order[k]);
-  }
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
-  {
-    std::lock_guard<std::mutex> lock(g.mu);
-    g.kernel_cpu_seconds += (double)(c1.tv_sec - c0.tv_sec) + (c1.tv_nsec - c0.tv_nsec) * 1e-9;
-  }
-  ss.ss_flags = SS_DISABLE;
-  sigaltstack(&ss, nullptr);
-}
-
-int check_config(dim3 grid, dim3 block, size_t smem) {
-  unsigned long long n = (unsigned long long)block.x * block.y * block.z;
-  if (!grid.x || !grid.y || !grid.z || !n || n > 1024 || block.z > 64 || grid.y > 65535 ||
-      grid.z > 65535 || smem > kMaxDynShared)
-    return cudaErrorInvalidConfiguration;
-  return cudaSuccess;
-}
-
-}  // namespace
-
-int launch_impl(dim3 grid, dim3 block, size_t smem, ThreadFn fn, void* ctx, bool serial) {
-  Global& g = G();
-  if (tls_worker && tls_worker->in_fiber) {
-    record(kUnsupported, "unsupported: kernel launch inside device code (dynamic parallelism)");
-    return cudaErrorNotSupported;
-  }
-  if (g.sticky) { g.last_err = g.sticky; return g.sticky; }
-  int err = check_config(grid, block, smem);
-  if (err) { g.last_err = err; return err; }
-  auto t0 = std::chrono::steady_clock::now();
-  g.grid = grid; g.block = block; g.dyn = smem; g.fn = fn; g.ctx = ctx; g.serial = serial;
-  size_t nb = (size_t)grid.x * grid.y * grid.z;
-  g.block_order.resize(nb);
-  for (size_t i = 0; i < nb; ++i) g.block_order[i] = g.schedule == kReverse ? (unsigned)(nb - 1 - i) : (unsigned)i;
-  if (g.schedule == kRandom) {
-    unsigned long long s = g.seed * 0x2545F4914F6CDD1Dull + (unsigned long long)g.launches + 1;
-    for (size_t i = nb - 1; i > 0; --i) std::swap(g.block_order[i], g.block_order[xorshift(s) % (i + 1)]);
-  }
-  g.next.store(0);
-  int nw = g.nworkers > 0 ? g.nworkers : (int)std::max(1u, std::thread::hardware_concurrency());
-  nw = (int)std::min<size_t>((size_t)nw, nb);
-  while ((int)g.workers.size() < nw) g.workers.push_back(new Worker());
-  for (int i = 0; i < nw; ++i) g.workers[i]->static_hw = 0;
-
-  struct sigaction sa{};
-  struct sigaction& old_segv = g_old_segv;
-  struct sigaction& old_bus = g_old_bus;
-  struct sigaction& old_usr2 = g_old_usr2;
-  sa.sa_sigaction = on_signal;
-  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGSEGV, &sa, &old_segv);
-  sigaction(SIGBUS, &sa, &old_bus);
-  sigaction(SIGUSR2, &sa, &old_usr2);
-
-  std::mutex mu;
-  std::condition_variable cv;
-  int done = 0;
-  std::vector<std::thread> threads;
-  for (int i = 0; i < nw; ++i) {
-    Worker* w = g.workers[i];
-    threads.emplace_back([w, &mu, &cv, &done] {
-      worker_main(w);
-      std::lock_guard<std::mutex> lock(mu);
-      ++done;
-      cv.notify_all();
-    });
-    g.workers[i]->thread = threads.back().native_handle();
-  }
-  {
-    std::unique_lock<std::mutex> lock(mu);
-    if (!cv.wait_until(lock, g.deadline, [&] { return done == nw; })) {
-      record(kTimeout, "kernel ran past the time limit (" + std::to_string(g.timeout_s) +
-                           " s): an infinite loop or a spin-wait no other block can release");
-      // Preempt fibers stuck in loops without barriers until every worker is back.
-      while (!cv.wait_for(lock, std::chrono::milliseconds(10), [&] { return done == nw; })) {
-        for (int i = 0; i < nw; ++i) pthread_kill(g.workers[i]->thread, SIGUSR2);
-      }
-    }
-  }
-  for (auto& t : threads) t.join();
-  sigaction(SIGSEGV, &old_segv, nullptr);
-  sigaction(SIGBUS, &old_bus, nullptr);
-  sigaction(SIGUSR2, &old_usr2, nullptr);
-  fflush(stdout);
-  ++g.launches;
-  g.kernel_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (g.status != kOk) {
-    int code = g.status == kTimeout ? cudaErrorLaunchTimeout
-             : g.status == kUnsupported ? cudaErrorNotSupported : cudaErrorLaunchFailure;
-    if (g.detail.find("assert") != std::string::npos) code = cudaErrorAssert;
-    g.sticky = code;
-    g.last_err = code;
-    return code;
-  }
-  return cudaSuccess;
 }
 
 [[noreturn]] void serial_violation(Fiber* f, const char* what) {

@@ -14,6 +14,9 @@
 #include <string>
 #include <vector>
 
+// Defined (in assembly) by sc_switch.hpp, which only sc_emu.cpp includes.
+extern "C" void sc_switch_ctx(void** save_sp, void* to_sp);
+
 namespace sc {
 
 enum State { kRunnable = 0, kAtBarrier, kAtWarp, kExited };
@@ -98,5 +101,15 @@ struct Global {
 
 //: The process-wide (per loaded library) runtime state.
 Global& G();
+
+//: The worker the calling thread is (null outside launches).
+extern thread_local Worker* tls_worker;
+
+// Shared between the scheduler (sc_emu.cpp) and the launcher (sc_launch.cpp).
+void record(int code, const std::string& msg);
+void run_block(Worker* w, unsigned linear);
+unsigned long long xorshift(unsigned long long& s);
+std::string fmt3(uint3 v);
+std::string where(Fiber* f);
 
 }  // namespace sc
