@@ -126,10 +126,11 @@ def record(table: StatsTable, result: MutationResult, checks: list[VariantCheck]
             st.failures.append(f"{check.family}/{check.program}: {check.failure}")
         else:
             st.unverified += 1
+            st.failures.append(f"{check.family}/{check.program}: unverified ({check.failure})")
         st.moved_as_promised += int(bool(check.moved))
         if check.misses:
             st.failures.append(f"{check.family}/{check.program}: " + "; ".join(check.misses))
-    st.failures = st.failures[:8]
+    st.failures = st.failures[:12]
 
 
 def compute_stats(*, per_family: int | None = None, operators: list[str] | None = None,
@@ -176,6 +177,7 @@ def save_stats(table: StatsTable, path: Path) -> Path:
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     with os.fdopen(fd, "w") as fh:
         fh.write(table.model_dump_json(indent=2))
+    os.chmod(tmp, 0o644)  # mkstemp makes it private; the table is meant to be shared
     os.replace(tmp, path)
     return path
 
