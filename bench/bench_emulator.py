@@ -191,6 +191,9 @@ def run(repeat: int) -> list[dict]:
     return rows
 
 
+NOTE = ("Wall times are inflated by other work on the shared machine (load average above); the worker-CPU column is each kernel's load-independent cost. With 2 idle cores the wall time would be about worker CPU / 2 (an estimate, not measured here). The 1-element-per-thread reduction is listed to show the cost of fiber switches (about 2000 per 256-thread block); the grid-stride form is the benchmark kernel.")
+
+
 def _machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -223,6 +226,7 @@ def render(rows: list[dict], repeat: int) -> str:
         lines.append(f"| {r['kernel']} | {r['emu'] * 1000:.1f} ms | {r['cpu'] * 1000:.1f} ms | "
                      f"{r['c'] * 1000:.2f} ms | "
                      f"{r['emu'] / r['c']:.0f}x | {target} | {r['compile']:.1f} s |")
+    lines += ["", NOTE]
     return "\n".join(lines) + "\n"
 
 
