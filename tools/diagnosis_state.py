@@ -99,6 +99,7 @@ def get_discovery(table: pd.DataFrame, state: Path, n: int, notes: list[str],
     s = settings or DiscoverySettings()
     try:
         found = discover(table, tau_high=s.tau_high, tau_low=s.tau_low, bootstrap=s.bootstrap,
+                         min_gain=s.min_gain,
                          correct_only=s.correct_only, normalize_within_task=s.normalize_within_task,
                          seed=s.seed, round=n)
     except ValueError as exc:
@@ -109,20 +110,52 @@ def get_discovery(table: pd.DataFrame, state: Path, n: int, notes: list[str],
     return found
 
 
-def archive_features(discovery: Any | None, table: pd.DataFrame, notes: list[str]) -> list[str]:
-    """Critical features of F* (else all of F*, else every supplied feature column)."""
+def archive_features(discovery: Any | None, table: pd.DataFrame, notes: list[str],
+                     settings: ArchiveSettings | None = None) -> list[str]:
+    """The archive's axes: F*'s critical, structural, stable features, best MI x stability first.
+
+    Size and meta measures (``ast.nodes``, code length, language, parse health, pattern
+    counts; see ``features.registry.is_structural``) never span the archive: they separate
+    programs without saying how they are organised. Features kept by fewer than
+    ``settings.min_stability`` of the resamples are left out too, and at most
+    ``settings.max_dims`` axes are kept so the grid stays readable. When nothing critical
+    qualifies, the moderate tier of F* is used, then F* as is, then every feature column.
+    """
+    from structcover.tools.features.registry import is_structural  # noqa: PLC0415
+
+    s = settings or ArchiveSettings()
     if discovery is not None:
-        f_star = [f for f in discovery.f_star if f in table.columns]
-        tiers = {f.name: f.tier for f in discovery.features}
-        crit = [f for f in f_star if tiers.get(f) == "critical"]
-        if crit:
-            return crit
+        by = {f.name: f for f in discovery.features}
+        f_star = [f for f in discovery.f_star if f in table.columns and f in by]
+        for tiers in (("critical",), ("critical", "moderate")):
+            ok = [f for f in f_star if by[f].tier in tiers and is_structural(f)
+                  and by[f].stability >= s.min_stability]
+            if ok:
+                ok.sort(key=lambda f: -(by[f].mi or 0.0) * by[f].stability)
+                dropped = [f for f in f_star if f not in ok[:s.max_dims]]
+                if dropped:
+                    notes.append(f"archive spans {ok[:s.max_dims]}; left out of it: "
+                                 + ", ".join(f"{f} ({_why(by[f], s, ok)})" for f in dropped))
+                return ok[:s.max_dims]
         if f_star:
-            notes.append("no critical feature in F*: the archive spans all of F*")
-            return f_star
+            notes.append("no stable structural feature in F*: the archive spans F* "
+                         f"(first {s.max_dims})")
+            return f_star[:s.max_dims]
     cols = [c for c in feature_columns(table) if table[c].notna().any()]
     notes.append(f"archive spans all {len(cols)} supplied feature columns (no F*)")
     return cols
+
+
+def _why(f: Any, s: ArchiveSettings, ok: list[str]) -> str:
+    from structcover.tools.features.registry import is_structural  # noqa: PLC0415
+
+    if not is_structural(f.name):
+        return "not structural"
+    if f.stability < s.min_stability:
+        return f"stability {f.stability:.2f} < {s.min_stability}"
+    if f.name in ok:
+        return f"past max_dims={s.max_dims}"
+    return f"tier {f.tier}"
 
 
 def _load_proofs(state: Path) -> list[InfeasibilityProof]:
@@ -154,7 +187,8 @@ def run_diagnosis(table: pd.DataFrame, state: Path, *, round: int | None = None,
     discovery = get_discovery(rows, state, n, notes, discovery_settings)
     archive = load_archive(state)
     if archive is None:
-        archive = build_archive(rows, archive_features(discovery, rows, notes), settings=settings,
+        archive = build_archive(rows, archive_features(discovery, rows, notes, settings),
+                                settings=settings,
                                 seed=seed, frozen_round=n)
         archive.empty_copy().save(state / ARCHIVE_FILE)
         notes.append(f"archive created and frozen at round {n}: {state / ARCHIVE_FILE}")

@@ -2,7 +2,12 @@
 
 Each round, a policy writes ``rollouts_per_task`` programs per task of the sample corpus by
 picking among the task's programs (reference and variants) and, with probability
-``mutate_p``, changing the launch configuration (the block size: a launch-config mutation).
+``mutate_p``, taking a real variant of it made by the launch-config mutation operator
+(``tools.mutations.launch_config.block_size``: halves or doubles the block size, keeping the
+launcher and kernel consistent, compile-checked). The variant's features are extracted from
+its own source, so a row's features always describe its ``program``; where the operator does
+not apply, the program is used unmutated. Operator results and features are cached per
+content hash, so each unique program is mutated and extracted once per process.
 The policy's structural distribution collapses over rounds by a controllable amount ``c``:
 
     p_t = (1 − a_t) · uniform + a_t · uniform over the target set,  a_t = 1 − (1 − c)^t
@@ -26,7 +31,6 @@ from structcover.schema import content_hash
 from structcover.tools.corpus import TaskFamily, load_corpus
 from structcover.tools.gpu_model import GpuSpec, predict_time_s, workload
 
-BLOCK_SIZES = (64, 128, 256, 512, 1024)
 
 
 @dataclass(frozen=True)
@@ -67,15 +71,38 @@ def load_measurements(path: Path | None) -> dict[str, float]:
     return dict(zip(frame["program_id"].astype(str), frame["runtime_ms"].astype(float)))
 
 
+_FEATURES: dict[str, dict] = {}
+_VARIANTS: dict[str, list[tuple[str, str]]] = {}
+
+
 def _features(source: str) -> dict:
-    from structcover.tools.features.extract import extract_features  # heavy: tree-sitter
+    """Features of ``source``, extracted once per unique program."""
+    key = content_hash(source)
+    if key not in _FEATURES:
+        from structcover.tools.features.extract import extract_features  # heavy: tree-sitter
 
-    return dict(extract_features(source).values)
+        _FEATURES[key] = dict(extract_features(source).values)
+    return _FEATURES[key]
 
 
-def _mutated(source: str, block: int) -> str:
-    # The launch-config mutation is recorded as a marker line so the program id changes with it.
-    return f"// structcover-sim: launch block size {block}\n{source}"
+def _variants(source: str) -> list[tuple[str, str]]:
+    """Launch-config variants of ``source`` as (source, "operator k=v"), once per program.
+
+    Empty where the operator does not apply (no constant block size it can edit
+    consistently, or no candidate compiled) or the mutation package is unavailable.
+    """
+    key = content_hash(source)
+    if key not in _VARIANTS:
+        try:
+            from structcover.tools.mutations.launch_config import block_size  # noqa: PLC0415
+        except ImportError:
+            _VARIANTS[key] = []
+            return []
+        result = block_size(source)
+        _VARIANTS[key] = [(v.source, f"launch_config.{v.operator} "
+                           + " ".join(f"{k}={p}" for k, p in sorted(v.params.items())))
+                          for v in result.variants]
+    return _VARIANTS[key]
 
 
 def simulate(settings: SimulationSettings = SimulationSettings(), *,
@@ -84,7 +111,9 @@ def simulate(settings: SimulationSettings = SimulationSettings(), *,
     """Simulate ``settings.rounds`` rounds of rollouts; one feature-table row per rollout.
 
     Columns: ``program_id``, ``task_id``, ``round``, ``correct``, ``speedup``, ``runtime_ms``,
-    ``reward_source``, ``program``, ``family``, ``variant``, ``mutation`` and every feature.
+    ``reward_source``, ``program``, ``family``, ``variant``, ``origin`` (``corpus`` or
+    ``mutated``), ``mutation`` (operator and parameters, empty when not mutated) and every
+    feature (extracted from ``program`` itself).
 
     Raises:
         ValueError: The corpus is empty, or ``collapse_feature`` is not a feature.
@@ -108,11 +137,13 @@ def simulate(settings: SimulationSettings = SimulationSettings(), *,
                 p = (1 - a) / len(progs) + a * target / target.sum()
                 picks = rng.choice(len(progs), size=settings.rollouts_per_task, p=p)
                 for j in picks:
-                    values, source, mutation = dict(feats[j]), progs[j].source, ""
+                    values, source, mutation = feats[j], progs[j].source, ""
                     if rng.random() < settings.mutate_p:
-                        block = int(rng.choice(BLOCK_SIZES))
-                        values["launch.block_size"] = float(block)
-                        source, mutation = _mutated(source, block), f"block={block}"
+                        options = _variants(source)
+                        k = int(rng.integers(0, 2))  # drawn always, so seeds stay comparable
+                        if options:
+                            source, mutation = options[k % len(options)]
+                            values = _features(source)
                     pid = content_hash(source)
                     if pid in measured:
                         ms, src = measured[pid], "measured-gpu"
@@ -125,7 +156,9 @@ def simulate(settings: SimulationSettings = SimulationSettings(), *,
                                  "correct": bool(rng.random() >= settings.p_incorrect),
                                  "speedup": ref_ms / ms, "runtime_ms": ms,
                                  "reward_source": src, "program": source, "family": fam.name,
-                                 "variant": progs[j].name, "mutation": mutation, **values})
+                                 "variant": progs[j].name,
+                                 "origin": "mutated" if mutation else "corpus",
+                                 "mutation": mutation, **values})
     return pd.DataFrame(rows)
 
 

@@ -20,6 +20,10 @@ class FeatureSpec:
     kind: Kind
     description: str
     family: str
+    #: False for size and meta measures (program size, language, parse health, pattern
+    #: counts): they separate programs without describing how the kernel is organised, so
+    #: they may be discovered but never span the coverage archive.
+    structural: bool = True
 
     @property
     def default(self) -> float | int | bool | str | None:
@@ -27,21 +31,27 @@ class FeatureSpec:
         return {"count": 0, "bool": False, "float": None, "category": "unknown"}[self.kind]
 
 
-def _f(name: str, kind: Kind, description: str) -> FeatureSpec:
-    return FeatureSpec(name, kind, description, name.split(".", 1)[0])
+def _f(name: str, kind: Kind, description: str, *, structural: bool = True) -> FeatureSpec:
+    return FeatureSpec(name, kind, description, name.split(".", 1)[0], structural)
+
+
+#: Name prefixes of non-structural (size / meta) features, for names not in the registry
+#: (mined ``pattern.*`` counts, code length columns, parse health).
+NON_STRUCTURAL_PREFIXES: tuple[str, ...] = ("program.", "code.", "parse.", "pattern.", "task.",
+                                            "ast.nodes")
 
 
 FEATURES: tuple[FeatureSpec, ...] = (
     _f("program.language", "category",
-       "cuda, triton, cute, torch or unknown (CUDA features do not apply to non-CUDA ones)"),
+       "cuda, triton, cute, torch or unknown (CUDA features do not apply to non-CUDA ones)", structural=False),
     _f("program.embedded_cuda", "bool",
-       "CUDA source found inside Python strings (load_inline style)"),
-    _f("parse.error_nodes", "count", "ERROR/MISSING nodes in the tree-sitter-cuda parse"),
-    _f("parse.error_fraction", "float", "error nodes divided by all nodes"),
-    _f("parse.truncated", "bool", "input longer than max_source_bytes was cut before parsing"),
+       "CUDA source found inside Python strings (load_inline style)", structural=False),
+    _f("parse.error_nodes", "count", "ERROR/MISSING nodes in the tree-sitter-cuda parse", structural=False),
+    _f("parse.error_fraction", "float", "error nodes divided by all nodes", structural=False),
+    _f("parse.truncated", "bool", "input longer than max_source_bytes was cut before parsing", structural=False),
     _f("parse.extract_error", "bool",
-       "an internal error stopped part of the extraction (values partial)"),
-    _f("ast.nodes", "count", "syntax-tree nodes (program size)"),
+       "an internal error stopped part of the extraction (values partial)", structural=False),
+    _f("ast.nodes", "count", "syntax-tree nodes (program size)", structural=False),
     _f("kernel.count", "count", "__global__ kernels defined (Triton/CuTe: decorated kernels)"),
     _f("kernel.has_custom_kernel", "bool", "the program defines at least one kernel of its own"),
     _f("kernel.device_functions", "count", "__device__ helper functions"),
@@ -138,6 +148,18 @@ def describe(name: str) -> str:
         return BY_NAME[name].description
     except KeyError as exc:
         raise KeyError(f"unknown feature {name!r}") from exc
+
+
+def is_structural(name: str) -> bool:
+    """Whether feature ``name`` describes program structure (not size or meta data).
+
+    Registered features say so themselves; others fall back to a name-prefix rule
+    (:data:`NON_STRUCTURAL_PREFIXES`), so mined patterns and length columns count as meta.
+    """
+    spec = BY_NAME.get(name)
+    if spec is not None:
+        return spec.structural
+    return not name.startswith(NON_STRUCTURAL_PREFIXES)
 
 
 _DEFAULTS: dict[str, float | int | bool | str | None] = {f.name: f.default for f in FEATURES}

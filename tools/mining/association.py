@@ -192,3 +192,109 @@ def noise_floor(columns: list[Column], y: np.ndarray, rows: np.ndarray, *, seed:
                       if v is not None]
         out[kind] = float(np.quantile(draws, quantile)) if draws else 0.0
     return out
+
+
+#: Folds of the grouped cross-validation that judges forward selection.
+CV_FOLDS = 5
+#: Ridge penalty (relative to the mean Gram diagonal) keeping the indicator fits stable.
+RIDGE = 1e-3
+
+
+def _cv_info(gram: list[np.ndarray], xty: list[np.ndarray], test: list[tuple[np.ndarray, np.ndarray]],
+             cols: np.ndarray, sst: float) -> float:
+    """Out-of-fold information ``-0.5 log(1 - R²_cv)`` of a ridge fit on the given columns."""
+    if cols.size == 0 or sst <= 0:
+        return 0.0
+    sse = 0.0
+    for g, b, (xt, yt) in zip(gram, xty, test):
+        a = g[np.ix_(cols, cols)]
+        a = a + RIDGE * (np.trace(a) / len(cols) + 1e-12) * np.eye(len(cols))
+        beta = np.linalg.solve(a, b[cols])
+        sse += float(((yt - xt[:, cols] @ beta) ** 2).sum())
+    r2 = 1.0 - sse / sst
+    return float(-0.5 * np.log1p(-min(max(r2, 0.0), 0.999999)))
+
+
+def select_forward(order: list[Column], y: np.ndarray, rows: np.ndarray, *, min_gain: float,
+                   cells: np.ndarray, groups: np.ndarray, numeric: np.ndarray | None = None,
+                   max_features: int = 12, seed: int = 0, explain: bool = True
+                   ) -> tuple[list[str], dict[str, tuple[str, float]]]:
+    """Greedy forward selection by cross-validated conditional information, giving F*.
+
+    With few programs per task, almost any feature that separates programs carries marginal
+    MI about within-task speed, so removing redundancy pairwise leaves dozens of features. Here
+    a feature enters only if it *adds* information given the features already selected: at
+    each step the candidate whose binned design block most raises the out-of-fold
+    ``-0.5 log(1 - R²)`` of R_perf (folds keep tasks whole, so a gain must generalise to
+    unseen tasks) enters, if that gain exceeds ``min_gain`` nats; otherwise selection stops.
+    Features and target are compared within the cells R_perf was normalised in (Frisch-Waugh).
+
+    Args:
+        order: Candidates (already above the marginal MI noise floor), strongest first.
+        y: Target per table row.
+        rows: Row indices to use.
+        min_gain: Smallest cross-validated information gain (nats) that admits a feature.
+        cells: Per table row, the cell (task, or task x categorical controls) y was
+            normalised in.
+        groups: Per table row, the group kept whole across folds (the task).
+        numeric: Per table row, numeric controls y was residualised on (or None).
+        max_features: Hard cap on F*'s size.
+        seed: Seeds the fold assignment of groups.
+        explain: Also say, for each candidate left out, which selected feature explains it
+            (costs a regression per pair; resamples for stability skip it).
+
+    Returns:
+        The selected names in order of entry, and for every other candidate (the selected
+        feature that explains it best, its information left given all selected features).
+    """
+    yr = y[rows]
+    ok = ~np.isnan(yr)
+    rows = rows[ok]
+    cell, num = cells[rows], (numeric[rows] if numeric is not None else None)
+    yr = fe_residual(yr[ok][:, None], cell, num)[:, 0]
+    blocks = {c.name: fe_residual(b, cell, num) if (b := block(c, rows)).shape[1] else b
+              for c in order}
+    names = [c.name for c in order if blocks[c.name].shape[1]]
+    if not names:
+        return [], {}
+    spans, start = {}, 0
+    for n in names:
+        spans[n] = np.arange(start, start + blocks[n].shape[1])
+        start += blocks[n].shape[1]
+    mat = np.hstack([blocks[n] for n in names])
+    g = groups[rows]
+    uniq = np.unique(g)
+    fold_of = dict(zip(uniq, np.random.default_rng(seed).permutation(len(uniq)) %
+                       min(CV_FOLDS, len(uniq))))
+    fold = np.array([fold_of[v] for v in g])
+    gram, xty, test = [], [], []
+    for k in np.unique(fold):
+        tr, te = fold != k, fold == k
+        gram.append(mat[tr].T @ mat[tr])
+        xty.append(mat[tr].T @ yr[tr])
+        test.append((mat[te], yr[te]))
+    sst = float(((yr - yr.mean()) ** 2).sum())
+    kept: list[str] = []
+    current = 0.0
+    while len(kept) < max_features:
+        base = np.concatenate([spans[k] for k in kept]) if kept else np.array([], int)
+        gains = {n: _cv_info(gram, xty, test, np.concatenate([base, spans[n]]), sst) - current
+                 for n in names if n not in kept}
+        if not gains:
+            break
+        best = max(gains, key=lambda n: (gains[n], -names.index(n)))
+        if gains[best] <= min_gain:
+            break
+        kept.append(best)
+        current += gains[best]
+    redundant: dict[str, tuple[str, float]] = {}
+    if kept and explain:
+        z = np.hstack([blocks[k] for k in kept])
+        for c in order:
+            if c.name in kept:
+                continue
+            b = blocks[c.name]
+            left = gaussian_info(yr, b, z)
+            by = min(kept, key=lambda k: gaussian_info(yr, b, blocks[k]))
+            redundant[c.name] = (by, left)
+    return kept, redundant

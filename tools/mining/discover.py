@@ -2,7 +2,8 @@
 
 ``I(S_i; R_perf)`` by scikit-learn's kNN estimator, R_perf = log speedup z-scored within task
 (pooled also reported); tiers critical ``I > τ_high``, moderate ``τ_low < I ≤ τ_high``,
-marginal ``I ≤ τ_low``; ``F*`` by greedy partial-correlation redundancy removal; stability by
+marginal ``I ≤ τ_low``; ``F*`` by greedy forward selection on cross-validated conditional
+information (a feature enters only if it adds information given those already in); stability by
 resampled selection frequency; controls by residualizing R_perf on them within task.
 """
 
@@ -20,7 +21,7 @@ from structcover.tools.mining.association import (
     Column,
     mi_sweep,
     noise_floor,
-    select_nonredundant,
+    select_forward,
 )
 
 Tier = Literal["critical", "moderate", "marginal"]
@@ -71,6 +72,8 @@ class DiscoveryRun(BaseModel):
     tau_high: float
     tau_low: float
     bootstrap: int
+    min_gain: float = Field(default=_DEFAULTS.min_gain, description="cross-validated "
+                            "information gain (nats) a feature must add to enter F*")
     resample: str = "subsamples of half the mi_rows rows, without replacement"
     controls_requested: list[str] = Field(default_factory=list)
     controls_used: list[str] = Field(default_factory=list)
@@ -89,7 +92,8 @@ class Discovery(BaseModel):
 
     round: int | None = None
     features: list[FeatureReport]
-    f_star: list[str] = Field(description="the minimal non-redundant set, strongest first")
+    f_star: list[str] = Field(description="the minimal non-redundant set, in order of entry "
+                              "(the most informative first)")
     settings: DiscoveryRun
     counts: DiscoveryCounts
 
@@ -182,10 +186,30 @@ def _attribute(columns: list[Column], mi: dict[str, dict[str, float | None]],
     return {n: ", ".join(v) if v else "jointly " + " + ".join(names) for n, v in alone.items()}
 
 
+def _dedupe(columns: list[Column], applies: dict[str, str], usable: np.ndarray
+            ) -> tuple[list[Column], dict[str, str]]:
+    """Drop columns that order the usable rows exactly like an earlier one (e.g. kernel and
+    launch counts on one-kernel programs): same information, so they are measured once and
+    never compete with each other in F* or split its stability."""
+    seen: dict[tuple, str] = {}
+    kept, duplicate_of = [], {}
+    for col in columns:
+        x = col.values[usable]
+        _, ranks = np.unique(np.nan_to_num(x, nan=np.inf), return_inverse=True)
+        key = (applies[col.name], col.discrete, ranks.astype(np.int64).tobytes())
+        if key in seen:
+            duplicate_of[col.name] = seen[key]
+        else:
+            seen[key] = col.name
+            kept.append(col)
+    return kept, duplicate_of
+
+
 def discover(table: pd.DataFrame, *, target: str = "speedup",
              normalize_within_task: bool = _DEFAULTS.normalize_within_task,
              correct_only: bool = _DEFAULTS.correct_only, tau_high: float = _DEFAULTS.tau_high,
              tau_low: float = _DEFAULTS.tau_low, bootstrap: int = _DEFAULTS.bootstrap,
+             min_gain: float = _DEFAULTS.min_gain,
              controls: tuple[str, ...] | list[str] = (), length_control: bool = True,
              seed: int = _DEFAULTS.seed, mi_rows: int = MI_MAX_ROWS, n_jobs: int = 0,
              round: int | None = None) -> Discovery:
@@ -199,6 +223,8 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
         tau_high: Critical threshold in nats.
         tau_low: Marginal threshold in nats; also the redundancy threshold.
         bootstrap: Number of resamples for stability (0 = none).
+        min_gain: Cross-validated conditional information (nats) a candidate must add,
+            given the features already selected, to enter F*.
         controls: Columns to control for (e.g. ``policy``); their effect is removed from
             R_perf within task before the controlled MI.
         length_control: Add code length (a length column, or the ``program`` text) as a
@@ -262,6 +288,8 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
         if applies[name] == "cuda":
             values = np.where(cuda, values, np.nan)  # not applicable, never a zero
         columns.append(Column(name, values, discrete))
+    everything = columns
+    columns, duplicate_of = _dedupe(columns, applies, usable)
     rng = np.random.default_rng(seed)
     pool = np.flatnonzero(usable)
     sub = np.sort(rng.choice(pool, size=min(len(pool), mi_rows), replace=False))
@@ -277,28 +305,31 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
         return out
 
     mi = {kind: sweep(kind, sub) for kind in targets["all"]}
+    for kind in mi:  # a duplicate has its representative's association
+        mi[kind].update({d: mi[kind][r] for d, r in duplicate_of.items()})
     floors = {kind: noise_floor(columns, targets["all"][kind], sub, seed=seed, n_jobs=n_jobs)
               for kind in ("mi", "mi_controlled") if kind in targets["all"]}
 
     def bar_of(floor: dict[str, float]) -> dict[str, float]:
         # Per feature: the larger of tau_low and the noise floor of its kind.
         return {c.name: max(tau_low, floor.get("categorical" if c.discrete else "continuous",
-                                               0.0)) for c in columns}
+                                               0.0)) for c in everything}
 
     bar = {kind: bar_of(f) for kind, f in floors.items()}
 
-    def select(scores: dict[str, float | None], rows: np.ndarray, threshold: dict[str, float]
-               ) -> tuple[list[str], dict[str, tuple[str, float]]]:
+    def select(scores: dict[str, float | None], rows: np.ndarray, threshold: dict[str, float],
+               explain: bool = True) -> tuple[list[str], dict[str, tuple[str, float]]]:
         cand = sorted((c for c in columns if (scores[c.name] or 0.0) > threshold[c.name]),
                       key=lambda c: -(scores[c.name] or 0.0))
         kept, red = [], {}
         for sl in ("all", "cuda"):  # redundancy is judged among features of the same slice
-            k, r = select_nonredundant([c for c in cand if applies[c.name] == sl],
-                                       targets[sl][key], rows, tau_low=tau_low,
-                                       cells=sel_cells, numeric=sel_numeric)
+            k, r = select_forward([c for c in cand if applies[c.name] == sl],
+                                  targets[sl][key], rows, min_gain=min_gain, cells=sel_cells,
+                                  groups=tasks, numeric=sel_numeric, seed=seed,
+                                  explain=explain)
             kept += k
             red.update(r)
-        return sorted(kept, key=lambda n: -(scores[n] or 0.0)), red
+        return kept, red
 
     f_star, redundant = select(mi[key], sub, bar[key])
     hits = dict.fromkeys(names, 0)
@@ -311,12 +342,13 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
         if half_bar is None:  # the noise floor is higher on smaller samples
             half_bar = bar_of(noise_floor(columns, targets["all"][key], rows, seed=seed,
                                           n_jobs=n_jobs))
-        for name in select(sweep(key, rows), rows, half_bar)[0]:
+        for name in select(sweep(key, rows), rows, half_bar, explain=False)[0]:
             hits[name] += 1
     vanished = _attribute(columns, mi, bar, targets, tasks, controls=specs, rows=sub,
                           seed=seed, within=normalize_within_task) if used else {}
+    hits.update({d: 0 for d in duplicate_of})
     features = []
-    for col in columns:
+    for col in everything:
         n = col.name
         m, mc = mi["mi"][n], mi.get("mi_controlled", {}).get(n)
         tier = tier_of(m, tau_high, tau_low)
@@ -326,12 +358,16 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
             reason = "not measurable: fewer than 20 rows with a value"
         elif n in f_star:
             reason = "in F*"
+        elif n in duplicate_of:
+            reason = (f"duplicate of {duplicate_of[n]}: orders every program the same way, so "
+                      "it carries the same information and is not a separate candidate")
         elif confounded:
             reason = (f"confounded: I={m:.3g} nats falls to {mc or 0.0:.3g} (noise floor "
                       f"{bar['mi_controlled'][n]:.3g}) after controlling for {vanished[n]} "
                       "within task")
         elif n in redundant:
-            reason = f"redundant given {redundant[n][0]} (partial info {redundant[n][1]:.3g})"
+            reason = (f"redundant given {redundant[n][0]}: adds less than min_gain={min_gain} "
+                      f"nats to F* out of fold (in-sample info left {redundant[n][1]:.3g})")
         elif score <= tau_low:
             reason = f"marginal: I <= tau_low={tau_low}" if key == "mi" else \
                 f"marginal given controls: I={score:.3g} <= tau_low={tau_low}"
@@ -352,7 +388,8 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
         round=round, features=features, f_star=f_star,
         settings=DiscoveryRun(target=target, normalize_within_task=normalize_within_task,
                               correct_only=correct_only, tau_high=tau_high, tau_low=tau_low,
-                              bootstrap=bootstrap, controls_requested=list(controls),
+                              bootstrap=bootstrap, min_gain=min_gain,
+                              controls_requested=list(controls),
                               controls_used=used, controls_missing=missing,
                               length_source=length_source, mi_rows=len(sub), seed=seed,
                               noise_floor=floors),
