@@ -153,3 +153,38 @@ def test_subsampling_keeps_planted_result():
     d = discover(big, bootstrap=2, mi_rows=2000)
     assert d.settings.mi_rows == 2000
     assert set(d.f_star) == DRIVERS
+
+
+def _few_programs_per_task(seed: int = 0) -> pd.DataFrame:
+    """SIMULATED: 30 tasks x 6 programs x 8 rollouts. Every feature separates the programs of a
+    task (each program has its own random values); only ``smem.tiled`` drives speed."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for t in range(30):
+        for p in range(6):
+            prog = {f"f.noise{i}": float(rng.integers(0, 6)) for i in range(8)}
+            prog["smem.tiled"] = bool(p % 2)
+            base = 0.7 * prog["smem.tiled"]
+            for r in range(8):
+                rows.append({"program_id": f"t{t}p{p}", "task_id": f"t{t}", "correct": True,
+                             "speedup": float(np.exp(base + rng.normal(0, 0.3))), **prog})
+    return pd.DataFrame(rows)
+
+
+def test_forward_selection_keeps_only_features_that_add_information():
+    # With few programs per task any feature that tells programs apart has marginal MI with
+    # within-task speed; F* must keep only the one that generalises across tasks.
+    d = discover(_few_programs_per_task(), bootstrap=4)
+    assert d.f_star == ["smem.tiled"]
+    assert d.feature("smem.tiled").stability == 1.0
+    assert any(f.tier != "marginal" for f in d.features if f.name.startswith("f.noise"))
+
+
+def test_identical_columns_are_measured_once_and_reported_as_duplicates():
+    t = planted()
+    t["smem.tiled_copy"] = t["smem.tiled"]
+    d = discover(t, bootstrap=2)
+    copy = d.feature("smem.tiled_copy")
+    assert copy.mi == d.feature("smem.tiled").mi
+    assert "duplicate of smem.tiled" in copy.reason and not copy.selected
+    assert set(d.f_star) == DRIVERS

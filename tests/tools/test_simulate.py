@@ -93,3 +93,20 @@ def test_bad_settings_rejected():
         SimulationSettings(collapse=1.5)
     with pytest.raises(ValueError):
         SimulationSettings(rounds=0)
+
+
+def test_mutations_are_real_variants_whose_features_match_their_source(families):
+    from structcover.tools.features.extract import extract_features
+
+    t = simulate(SimulationSettings(rounds=1, rollouts_per_task=30, mutate_p=0.5, seed=2),
+                 families=families)
+    mutated = t[t["origin"] == "mutated"]
+    assert len(mutated) > 0 and set(t["origin"]) == {"corpus", "mutated"}
+    assert mutated["mutation"].str.startswith("launch_config.block_size threads=").all()
+    assert (t.loc[t["origin"] == "corpus", "mutation"] == "").all()
+    sources = {s.source for f in families for s in f.programs}
+    for _, row in mutated.drop_duplicates("program_id").head(5).iterrows():
+        assert row["program"] not in sources and "structcover-sim" not in row["program"]
+        real = extract_features(row["program"]).values
+        assert row["launch.block_size"] == real["launch.block_size"]
+        assert int(row["mutation"].rsplit("=", 1)[1]) == real["launch.block_size"]
