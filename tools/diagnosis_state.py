@@ -129,30 +129,42 @@ def archive_features(discovery: Any | None, table: pd.DataFrame, notes: list[str
         f_star = [f for f in discovery.f_star if f in table.columns and f in by]
         for tiers in (("critical",), ("critical", "moderate")):
             ok = [f for f in f_star if by[f].tier in tiers and is_structural(f)
-                  and by[f].stability >= s.min_stability]
+                  and by[f].stability >= s.min_stability and _splits(table[f], s)]
             if ok:
                 ok.sort(key=lambda f: -(by[f].mi or 0.0) * by[f].stability)
                 dropped = [f for f in f_star if f not in ok[:s.max_dims]]
                 if dropped:
                     notes.append(f"archive spans {ok[:s.max_dims]}; left out of it: "
-                                 + ", ".join(f"{f} ({_why(by[f], s, ok)})" for f in dropped))
+                                 + ", ".join(f"{f} ({_why(by[f], s, ok, table)})" for f in dropped))
                 return ok[:s.max_dims]
         if f_star:
             notes.append("no stable structural feature in F*: the archive spans F* "
                          f"(first {s.max_dims})")
-            return f_star[:s.max_dims]
+            return ([f for f in f_star if _splits(table[f], s)] or f_star)[:s.max_dims]
     cols = [c for c in feature_columns(table) if table[c].notna().any()]
     notes.append(f"archive spans all {len(cols)} supplied feature columns (no F*)")
     return cols
 
 
-def _why(f: Any, s: ArchiveSettings, ok: list[str]) -> str:
+def _splits(values: pd.Series, s: ArchiveSettings) -> bool:
+    """Whether the feature's frozen levels/edges give at least two bins (else a dead axis)."""
+    from structcover.tools.bins import Dimension  # noqa: PLC0415
+
+    try:
+        return Dimension.fit(str(values.name), values, bins=s.bins_per_feature).n_bins >= 2
+    except ValueError:
+        return False
+
+
+def _why(f: Any, s: ArchiveSettings, ok: list[str], table: pd.DataFrame) -> str:
     from structcover.tools.features.registry import is_structural  # noqa: PLC0415
 
     if not is_structural(f.name):
         return "not structural"
     if f.stability < s.min_stability:
         return f"stability {f.stability:.2f} < {s.min_stability}"
+    if f.name in table.columns and not _splits(table[f.name], s):
+        return "one bin only"
     if f.name in ok:
         return f"past max_dims={s.max_dims}"
     return f"tier {f.tier}"

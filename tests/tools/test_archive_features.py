@@ -36,7 +36,7 @@ def test_archive_spans_stable_structural_critical_features_ranked_and_capped():
                     ("warp.shuffles", 0.5, "critical", 0.9),      # 0.45
                     ("loop.count", 0.2, "critical", 0.8),         # 0.16: past max_dims
                     ("mem.ldg", 0.04, "moderate", 1.0)])          # not critical
-    table = pd.DataFrame({f.name: [1.0] for f in d.features})
+    table = pd.DataFrame({f.name: [0.0, 1.0, 2.0, 3.0] for f in d.features})
     notes: list[str] = []
     dims = archive_features(d, table, notes, ArchiveSettings(max_dims=3, min_stability=0.6))
     assert dims == ["warp.shuffles", "mem.coalesced_fraction", "smem.tiled"]
@@ -44,3 +44,11 @@ def test_archive_spans_stable_structural_critical_features_ranked_and_capped():
     assert "ast.nodes (not structural)" in text and "branch.count (stability 0.30" in text
     assert "loop.count (past max_dims=3)" in text
     assert archive_features(d, table, [], ArchiveSettings(max_dims=1)) == ["warp.shuffles"]
+
+
+def test_a_feature_that_fits_to_one_bin_is_not_an_axis():
+    d = _discovery([("branch.ternary", 0.4, "critical", 1.0), ("smem.tiled", 0.3, "critical", 1.0)])
+    table = pd.DataFrame({"branch.ternary": [2.0] * 10, "smem.tiled": [0.0, 1.0, 2.0, 3.0, 4.0] * 2})
+    notes: list[str] = []
+    assert archive_features(d, table, notes, ArchiveSettings(bins_per_feature=3)) == ["smem.tiled"]
+    assert "branch.ternary (one bin only)" in " ".join(notes)
