@@ -264,11 +264,15 @@ inline void launch(dim3 grid, dim3 block, size_t smem, cudaStream_t, F f) {
 #define __syncthreads_count(p) ::sc::syncthreads(__LINE__, (p) ? 1 : 0, 1)
 #define __syncthreads_and(p) ::sc::syncthreads(__LINE__, (p) ? 1 : 0, 2)
 #define __syncthreads_or(p) ::sc::syncthreads(__LINE__, (p) ? 1 : 0, 3)
-#define __syncwarp(...) ::sc::syncwarp_at(__LINE__, ##__VA_ARGS__)
+// `, ##__VA_ARGS__` keeps its comma under -std=c++17 when the macro has no named parameter,
+// so a bare __syncwarp() would not compile: the (optional) mask is a whole argument list.
+#define __syncwarp(...) ::sc::syncwarp_at(__LINE__, ::sc::mask_or_full(__VA_ARGS__))
 #define __activemask() ::sc::activemask()
 
 namespace sc {
-inline void syncwarp_at(int line, unsigned mask = 0xffffffffu) {
+inline unsigned mask_or_full() { return 0xffffffffu; }
+inline unsigned mask_or_full(unsigned mask) { return mask; }
+inline void syncwarp_at(int line, unsigned mask) {
   warp_op(kSyncWarp, mask, 0, 0, 32, line);
 }
 template <class T>
