@@ -105,8 +105,16 @@ Global& G();
 //: The worker the calling thread is (null outside launches).
 extern thread_local Worker* tls_worker;
 
-// Shared between the scheduler (sc_emu.cpp) and the launcher (sc_launch.cpp).
+inline Worker* worker_of(Fiber* f) { return static_cast<Worker*>(f->blk); }
+
+// Shared between the scheduler (sc_emu.cpp), the warp collectives (sc_warp.cpp) and the
+// launcher (sc_launch.cpp).
 void record(int code, const std::string& msg);
+[[noreturn]] void fail_in_fiber(Fiber* f, int code, const std::string& msg);
+[[noreturn]] void serial_violation(Fiber* f, const char* what);
+void switch_out(Fiber* f);
+void warp_lane_exited(Fiber* f);
+bool settle_activemasks(Worker* w);
 void run_block(Worker* w, unsigned linear);
 unsigned long long xorshift(unsigned long long& s);
 std::string fmt3(uint3 v);
