@@ -239,9 +239,15 @@ class Resolver:
         raise NotAffine(t)
 
     def _binary(self, node: Node, depth: int) -> tuple[Poly, int]:
-        left = node.child_by_field_id(_F_LEFT)
-        right = node.child_by_field_id(_F_RIGHT)
-        op = node.child_by_field_id(_F_OPERATOR)
+        kids = node.children
+        if len(kids) == 3 and not kids[1].is_named:
+            # left, operator, right: one children list is cheaper than three field lookups
+            # (the operator is the only anonymous child; comments or errors fall through).
+            left, op, right = kids
+        else:
+            left = node.child_by_field_id(_F_LEFT)
+            right = node.child_by_field_id(_F_RIGHT)
+            op = node.child_by_field_id(_F_OPERATOR)
         if left is None or right is None or op is None:
             raise NotAffine("binary")
         o = op.type

@@ -49,6 +49,8 @@ def _function(node: Node) -> Func:
                 kind = "device" if child.type == "__device__" else kind
     decl = node.child_by_field_id(_F_DECLARATOR)
     func = Func(node, declarator_name(decl) or b"", kind)
+    if kind == "host":
+        return func  # only device code reads parameters (memory spaces, shared bindings)
     plist = decl.child_by_field_id(_F_PARAMETERS) if decl is not None else None
     if plist is None and decl is not None:
         plist = next((c for c in decl.named_children if c.type == "parameter_list"), None)
@@ -110,7 +112,7 @@ class _Walker:
                 text_head.append(child.text)
         head = b" ".join(text_head)
         is_shared = b"__shared__" in head
-        for decl in node.children_by_field_name("declarator"):
+        for decl in node.children_by_field_id(_F_DECLARATOR):
             name = declarator_name(decl)
             if name is None:
                 continue
@@ -164,7 +166,7 @@ class _Walker:
         if init is None or self.func is None:
             return
         if init.type == "declaration":
-            for decl in init.children_by_field_name("declarator"):
+            for decl in init.children_by_field_id(_F_DECLARATOR):
                 name = declarator_name(decl)
                 if name is not None:
                     self.func.loop_vars[name] = node
@@ -269,9 +271,11 @@ class _Walker:
         """Record one node of interest."""
         facts = self.facts
         func = self.func
-        if t == "subscript_expression" or (t == "pointer_expression"
-                                           and node.child(0).type == "*"):
-            if func is not None:
+        # Sites (accesses, loops, branches) are read for device code only: host functions
+        # keep the scope stacks in step but record no site.
+        device = func is not None and func.kind != "host"
+        if t == "subscript_expression" or t == "pointer_expression":
+            if device and (t == "subscript_expression" or node.child(0).type == "*"):
                 site = Site(node, len(self.loops), tuple(self.branches), tuple(self.loops))
                 (func.subscripts if t == "subscript_expression" else func.derefs).append(site)
         elif t == "assignment_expression":
@@ -283,16 +287,16 @@ class _Walker:
         elif t in LOOPS:
             if t == "for_statement":
                 self.for_loop(node)
-            if func is not None:
+            if device:
                 func.loops.append(Site(node, len(self.loops), tuple(self.branches),
                                        tuple(self.loops)))
             self.loops.append(node)
             scopes.append((node.end_byte, "loop"))
-            if func is not None and len(self.loops) > func.max_loop_depth:
+            if device and len(self.loops) > func.max_loop_depth:
                 func.max_loop_depth = len(self.loops)
         elif t in ("if_statement", "switch_statement", "conditional_expression"):
-            cond = node.child_by_field_id(_F_CONDITION)
-            if func is not None:
+            cond = node.child_by_field_id(_F_CONDITION) if device else None
+            if device:
                 func.branches.append(Site(node, len(self.loops), tuple(self.branches)))
             self.branches.append(cond if cond is not None else node)
             scopes.append((node.end_byte, "branch"))
