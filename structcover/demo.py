@@ -38,7 +38,8 @@ class RoundSummary(BaseModel):
     round: int
     rollouts: int
     f_star: list[str]
-    critical: list[str]
+    critical: int
+    archive_axes: list[str]
     scov: float
     bins_covered: int
     bins_total: int
@@ -99,9 +100,10 @@ def verify_corpus(families: list[TaskFamily], settings: Settings, advance: Calla
 
 def _round_summary(run: object, rollouts: int) -> RoundSummary:
     d = run.diagnosis  # type: ignore[attr-defined]
-    critical = [f.name for f in d.features if f.tier == "critical"]
     return RoundSummary(
-        round=d.round, rollouts=rollouts, f_star=list(d.archive_features), critical=critical,
+        round=d.round, rollouts=rollouts, f_star=[f.name for f in d.features if f.selected],
+        critical=sum(f.tier == "critical" for f in d.features),
+        archive_axes=list(d.archive_features),
         scov=d.scov, bins_covered=d.bins_covered, bins_total=d.bins_total,
         entropy=d.entropy.joint,
         collapse=(f"{d.collapse.kind}: "

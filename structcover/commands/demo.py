@@ -40,11 +40,13 @@ def demo(
                 [[f.family, f.tasks, len(f.variants), f"{f.verified}/{f.checked}",
                   "; ".join(f.failures)[:120]] for f in result.families])
     print_table("simulated rounds (rewards from the analytical GPU model)",
-                ["round", "rollouts", "critical features", "SCov", "bins", "H(S(D))",
+                ["round", "rollouts", "F* (critical tier size)", "SCov", "bins", "H(S(D))",
                  "collapse", "top gaps"],
-                [[r.round, r.rollouts, ", ".join(r.critical), r.scov,
+                [[r.round, r.rollouts, f"{', '.join(r.f_star)} ({r.critical})", r.scov,
                   f"{r.bins_covered}/{r.bins_total}", r.entropy, r.collapse,
                   "; ".join(r.top_gaps)] for r in result.rounds])
+    if result.rounds:
+        console.print(f"archive axes (frozen at round 0): {', '.join(result.rounds[0].archive_axes)}")
     for line in result.notes:
         console.print(line)
     for name, path in result.files.items():
