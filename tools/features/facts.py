@@ -16,7 +16,7 @@ from tree_sitter import Node, QueryCursor
 
 from structcover.tools.cuda_ast import Parsed, error_nodes, field_id, language, query
 from structcover.tools.features.model import (
-    LOOPS, Facts, Func, Param, SharedArray, Site, declarator_name, vector_width)
+    LOOPS, NAME_TYPES, Facts, Func, Param, SharedArray, Site, declarator_name, vector_width)
 
 _F_ARGUMENT = field_id("argument")
 _F_ARGUMENTS = field_id("arguments")
@@ -41,13 +41,17 @@ _QUALS = frozenset({"__global__", "__device__", "__host__"})
 
 def _function(node: Node) -> Func:
     kind = "host"
-    for child in node.children:
+    decl = node.child_by_field_id(_F_DECLARATOR)
+    # The qualifier tokens precede the declarator: when its text holds none of them, the
+    # walk over the children (one node object each) cannot find any.
+    head = node.text[:decl.start_byte - node.start_byte] if decl is not None else node.text
+    quals = b"__global__" in head or b"__device__" in head or b"__host__" in head
+    for child in node.children if quals else ():
         if not child.is_named and child.type in _QUALS:
             if child.type == "__global__":
                 kind = "global"
             elif kind == "host":
                 kind = "device" if child.type == "__device__" else kind
-    decl = node.child_by_field_id(_F_DECLARATOR)
     func = Func(node, declarator_name(decl) or b"", kind)
     if kind == "host":
         return func  # only device code reads parameters (memory spaces, shared bindings)
@@ -113,7 +117,16 @@ class _Walker:
         head = b" ".join(text_head)
         is_shared = b"__shared__" in head
         for decl in node.children_by_field_id(_F_DECLARATOR):
-            name = declarator_name(decl)
+            # `x = value` is the common declarator: read its target once, here, instead of
+            # in declarator_name and again below.
+            dtype = decl.type
+            target = ttype = None
+            if dtype == "init_declarator":
+                target = decl.child_by_field_id(_F_DECLARATOR)
+                ttype = target.type if target is not None else None
+                name = target.text if ttype in NAME_TYPES else declarator_name(decl)
+            else:
+                name = declarator_name(decl)
             if name is None:
                 continue
             if is_shared:
@@ -127,15 +140,14 @@ class _Walker:
                 elif b"__device__" in head:
                     self.facts.device_globals.add(name)
                 continue
-            inner = decl
-            if inner.type == "function_declarator":  # `dim3 block(TILE, TILE);` parses so
-                params = inner.child_by_field_id(_F_PARAMETERS)
+            itype = dtype
+            if dtype == "function_declarator":  # `dim3 block(TILE, TILE);` parses so
+                params = decl.child_by_field_id(_F_PARAMETERS)
                 if params is not None:
                     func.defs.setdefault(name, []).append(("decl", params))
                 continue
-            if inner.type == "init_declarator":
-                value = inner.child_by_field_id(_F_VALUE)
-                target = inner.child_by_field_id(_F_DECLARATOR)
+            if dtype == "init_declarator":
+                value = decl.child_by_field_id(_F_VALUE)
                 if value is not None:
                     loop = self._loop_defs[-1] if self._loop_defs else None
                     op = "for" if loop is not None and loop[1] == value else "decl"
@@ -143,10 +155,10 @@ class _Walker:
                     scope = node.parent
                     if scope is not None:
                         func.def_scope[value.start_byte] = (scope.start_byte, scope.end_byte)
-                inner = target
-            if inner is not None and inner.type == "pointer_declarator":
+                itype = ttype
+            if itype == "pointer_declarator":
                 func.local_ptrs.add(name)
-            elif inner is not None and inner.type == "array_declarator":
+            elif itype == "array_declarator":
                 func.local_arrays.add(name)
 
     def assignment(self, node: Node) -> None:
@@ -197,9 +209,12 @@ class _Walker:
         else:
             return
         facts.all_calls[name] += 1
-        for child in node.children:
-            if child.type == "kernel_call_syntax":
-                facts.launches.append(node)
+        # A launch's `<<<` token follows the function: look for the kernel_call_syntax child
+        # only when those bytes hold one.
+        if b"<<<" in facts.parsed.src[fn.end_byte:node.end_byte]:
+            for child in node.children:
+                if child.type == "kernel_call_syntax":
+                    facts.launches.append(node)
         if self.func is None or not self.func.is_device:
             facts.host_calls[name] += 1
             if self.func is None:

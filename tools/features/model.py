@@ -132,12 +132,16 @@ def vector_width(type_text: bytes) -> int:
     return int(m.group(1)) if m else 1
 
 
+#: Node types that name what a declarator declares (where :func:`declarator_name` stops).
+NAME_TYPES = frozenset({"identifier", "field_identifier", "qualified_identifier",
+                        "destructor_name", "operator_name"})
+
+
 def declarator_name(node: Node | None) -> bytes | None:
     """The identifier a declarator declares (through pointers, arrays, references, inits)."""
     depth = 0
     while node is not None and depth < 64:
-        if node.type in ("identifier", "field_identifier", "qualified_identifier",
-                         "destructor_name", "operator_name"):
+        if node.type in NAME_TYPES:
             return node.text
         nxt = node.child_by_field_id(_F_DECLARATOR)
         if nxt is None:
