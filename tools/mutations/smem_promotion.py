@@ -57,6 +57,14 @@ def tile_smem(program: str) -> MutationResult:
     where the loop body reads exactly two global arrays, one indexed by ``vy`` and ``k`` only
     and one by ``vx`` and ``k`` only, writes only the accumulators, and every launch uses the
     same constant square block (T, T). Out-of-range threads still load and hit the barriers.
+
+    Otherwise, in 1-D: a one-thread-per-output kernel (``i = gid; if (i >= N) return;`` or a
+    final ``if (i < N) {...}``) whose single counted loop reads a broadcast operand (a
+    read-only pointer parameter indexed by the loop variable and thread-independent names,
+    read unconditionally: GEMV's ``x[k]``, a stencil's ``w[j + R]``) and that every launch
+    runs with the same constant 1-D block T: the operand is staged T values at a time in a
+    ``__shared__`` tile that every thread helps load, between barriers; the per-thread work
+    stays guarded. See ``_tile1d.tile_broadcast_1d``.
     """
     src = parse(program)
     b = Builder("tile_smem", program)
@@ -151,8 +159,17 @@ def tile_smem(program: str) -> MutationResult:
         lines.append("}")
         text = "\n".join(lines[:1] + [indent_block(ln, ind) for ln in lines[1:]])
         b.add(splice(src.text, [(guard.start_byte, guard.end_byte, text)]), tile=tile)
+    if not b.result.variants:
+        from structcover.tools.mutations._tile1d import tile_broadcast_1d
+        from structcover.tools.mutations.sync_granularity import _thread_dependent
+
+        for kernel in kernels(src):
+            found = tile_broadcast_1d(src, kernel, _thread_dependent(src, kernel))
+            if found is not None:
+                b.add(found[0], tile=found[1], dims=1)
     return b.done("no dot-product kernel (vx/vy guard, k loop over two global operands) "
-                  "launched with a constant square block")
+                  "launched with a constant square block, and no one-thread-per-output kernel "
+                  "whose loop reads a broadcast operand, launched with a constant 1-D block")
 
 
 _UNSAFE = ("if_statement", "conditional_expression", "for_statement", "while_statement",

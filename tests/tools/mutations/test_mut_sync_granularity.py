@@ -13,3 +13,20 @@ def test_warp_to_block_sync_variants_verify(cpu_backend):
 def test_warp_to_block_sync_refuses_divergent_syncwarp():
     # every __syncwarp here sits under `if (warp == 0)` or in a device function
     assert not_applicable("warp_to_block_sync", "reduction", "warp_shuffle_grid_stride")
+
+
+def test_warp_to_block_sync_on_corpus_warp_smem_trees(cpu_backend):
+    verify_operator("warp_to_block_sync", [("reduction", "warp_smem_syncwarp"),
+                                           ("prefix_scan", "warp_smem_syncwarp"),
+                                           ("softmax", "block_warp_smem_syncwarp")], cpu_backend)
+
+
+def test_warp_to_block_sync_replaces_every_uniform_syncwarp():
+    from mutation_cases import program
+
+    from structcover.tools.mutations.sync_granularity import warp_to_block_sync
+
+    source, _ = program("prefix_scan", "warp_smem_syncwarp")
+    out = warp_to_block_sync(source).variants[0].source
+    assert "__syncwarp()" not in out
+    assert out.count("__syncthreads()") == source.count("__syncthreads()") + source.count("__syncwarp()")
