@@ -3,7 +3,9 @@
 The structural edits use the tree-sitter CUDA grammar, not regexes:
 
 * ``kernel<<<grid, block, smem, stream>>>(args)`` becomes a call to ``sc::launch`` with a
-  lambda that evaluates the arguments once and runs the kernel body for each emulated thread;
+  lambda that evaluates the arguments once and runs the kernel body for each emulated thread,
+  and a last argument ``true`` when the program has no barrier or warp collective anywhere
+  (each block's threads may then run one after another on one fiber);
 * every ``__shared__`` declaration inside a function becomes a reference to a per-block arena
   slot keyed by its declaration site (``extern __shared__`` arrays point at the dynamic part);
 * constructs the emulator cannot run faithfully (grid sync, dynamic parallelism, textures and
@@ -184,7 +186,7 @@ def _rewrite_shared(node: Node, src: bytes, site: int) -> str:
     return " ".join(out)
 
 
-def _rewrite_launch(node: Node, src: bytes) -> str:
+def _rewrite_launch(node: Node, src: bytes, serial: bool) -> str:
     fn = node.child_by_field_name("function") or node.children[0]
     cfg = next(c for c in node.children if c.type == "kernel_call_syntax")
     args = node.child_by_field_name("arguments")
@@ -193,7 +195,7 @@ def _rewrite_launch(node: Node, src: bytes) -> str:
     arg_texts = [_text(c, src) for c in args.named_children if c.type != "comment"] if args else []
     return (f"::sc::launch(({config[0]}), ({config[1]}), ({config[2]}), ({config[3]}), "
             f"[&](auto... __sc_a) {{ return [=]() {{ {_text(fn, src)}(__sc_a...); }}; }}"
-            f"({', '.join(arg_texts)}))")
+            f"({', '.join(arg_texts)}), {'true' if serial else 'false'})")
 
 
 def rewrite(source: str, filename: str = "program.cu") -> RewriteResult:
@@ -242,7 +244,7 @@ def rewrite(source: str, filename: str = "program.cu") -> RewriteResult:
                 unsupported.append("dynamic parallelism (kernel launch inside device code) at line "
                                    f"{node.start_point[0] + 1}")
                 continue
-            edits.add(node.start_byte, node.end_byte, _rewrite_launch(node, parsed))
+            edits.add(node.start_byte, node.end_byte, _rewrite_launch(node, parsed, not result.has_sync))
             result.launches += 1
         elif kind == "declaration" and any(c.type == "type_qualifier" and _text(c, parsed) == "__shared__"
                                            for c in node.children):
@@ -254,7 +256,6 @@ def rewrite(source: str, filename: str = "program.cu") -> RewriteResult:
             site += 1
     result.unsupported = list(dict.fromkeys(unsupported))
     body = edits.apply().decode("utf-8", "surrogatepass")
-    prelude = "" if result.has_sync else "#define SC_PROGRAM_HAS_NO_SYNC 1\n"
     safe_name = filename.replace("\\", "/").replace('"', "")
-    result.source = f'{prelude}#include "sc_emu.hpp"\n#line 1 "{safe_name}"\n{body}'
+    result.source = f'#include "sc_emu.hpp"\n#line 1 "{safe_name}"\n{body}'
     return result

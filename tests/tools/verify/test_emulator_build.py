@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -14,7 +15,16 @@ from emu_helpers import backend, needs_cxx, session_cache, spec_of, uniform  # n
 
 from structcover.tools.verify.backend import ExecutionBackend  # noqa: E402
 from structcover.tools.verify.cpu_backend import CpuEmulatorBackend, run_program  # noqa: E402
-from structcover.tools.verify.emulator import EmulatorLibrary, build_library, runtime_objects  # noqa: E402
+from structcover.tools.verify.emulator import (  # noqa: E402
+    CXXFLAGS,
+    RUNTIME_DIR,
+    EmulatorLibrary,
+    build_library,
+    compiler,
+    prepare_runtime,
+    runtime_objects,
+    runtime_pch,
+)
 from structcover.tools.verify.rewriter import rewrite  # noqa: E402
 
 pytestmark = [needs_cxx, pytest.mark.slow]
@@ -92,3 +102,25 @@ def test_run_program_entry_point(tmp_path_factory):
                     cache_dir=str(session_cache(tmp_path_factory)))
     assert r.status == "ok" and r.backend == "cpu", r.detail
     np.testing.assert_allclose(r.outputs["y"], np.float32(0.5) * x + y, rtol=1e-6)
+
+
+def test_runtime_is_built_once_and_programs_reuse_its_precompiled_header(tmp_path):
+    objects = prepare_runtime(tmp_path)
+    stub = runtime_pch(tmp_path)
+    assert stub is not None and stub.with_name(stub.name + ".gch").is_file()
+    reused = [*objects, stub.with_name(stub.name + ".gch")]
+    stamps = {p: p.stat().st_mtime_ns for p in reused}
+    for k in (64, 96):
+        build_library(rewrite(SAXPY.replace("128", str(k))).source, tmp_path)
+    # Program builds compiled nothing of the runtime again.
+    assert {p: p.stat().st_mtime_ns for p in reused} == stamps
+    assert sorted(tmp_path.glob("*.o")) == sorted(objects)
+    # The precompiled header is valid for programs compiled with the emulator's flags
+    # (g++ -H marks a used precompiled header with "!"); otherwise it would be silently ignored.
+    if "g++" not in Path(compiler()).name:
+        pytest.skip("the -H check is specific to g++")
+    prog = tmp_path / "p.cpp"
+    prog.write_text(rewrite(SAXPY).source)
+    out = subprocess.run([compiler(), *CXXFLAGS, "-I", str(RUNTIME_DIR), "-include", str(stub), "-H",
+                          "-fsyntax-only", str(prog)], capture_output=True, text=True, check=True)
+    assert f"! {stub}.gch" in out.stderr

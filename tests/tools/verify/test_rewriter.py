@@ -62,9 +62,15 @@ def test_shared_declarations_become_arena_slots():
 
 
 def test_sync_free_program_is_marked_for_the_serial_path():
-    plain = '__global__ void k(float* y) { y[threadIdx.x] = 1.0f; }\n'
+    launch = 'void run(float* y) { k<<<1, 32>>>(y); }\n'
+    plain = '__global__ void k(float* y) { y[threadIdx.x] = 1.0f; }\n' + launch
     assert not rewrite(plain).has_sync
-    assert rewrite(plain).source.startswith("#define SC_PROGRAM_HAS_NO_SYNC 1")
+    assert rewrite(plain).source.rstrip().endswith("(y), true); }")
+    synced = '__global__ void k(float* y) { __syncthreads(); y[threadIdx.x] = 1.0f; }\n' + launch
+    assert rewrite(synced).has_sync
+    assert rewrite(synced).source.rstrip().endswith("(y), false); }")
+    # The program text itself defines nothing the (precompiled) runtime header reads.
+    assert rewrite(plain).source.startswith('#include "sc_emu.hpp"\n#line 1')
     assert rewrite(KERNEL).has_sync
     # A barrier hidden behind a macro still counts.
     assert rewrite("#define SYNC __syncthreads()\n__global__ void k() { SYNC; }\n").has_sync
@@ -105,4 +111,4 @@ def test_launch_in_host_helper_and_qualified_kernel_name():
            "static void run(int* p, cudaStream_t s) { ns::k<<<dim3(1, 1), dim3(32), 0, s>>>(p, 1 + 2); }\n")
     r = rewrite(src)
     assert "::sc::launch((dim3(1, 1)), (dim3(32)), (0), (s)," in r.source
-    assert "ns::k(__sc_a...)" in r.source and "(p, 1 + 2))" in r.source
+    assert "ns::k(__sc_a...)" in r.source and "(p, 1 + 2), true)" in r.source

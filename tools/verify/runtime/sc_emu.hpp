@@ -6,6 +6,10 @@
 // and `__shared__` declarations into per-block arena slots; everything else compiles as is
 // against the definitions below.
 #pragma once
+// A classic guard as well: a program that includes this header after the precompiled copy was
+// force-included (emulator.py) must see it as already included.
+#ifndef SC_EMU_HPP_
+#define SC_EMU_HPP_
 
 #include <stdint.h>
 #include <stddef.h>
@@ -249,13 +253,11 @@ inline cudaError_t cudaMemcpyFromSymbol(void* dst, const T& sym, size_t n, size_
 namespace sc {
 // The rewritten form of `kernel<<<grid, block, smem, stream>>>(args)`: `f` runs the kernel
 // body for the current fiber; launches are synchronous (streams are serialized).
+// `serial` comes from the rewriter (true when the program has no barrier or warp collective)
+// as an argument, not a macro, so this header can be precompiled once for every program.
 template <class F>
-inline void launch(dim3 grid, dim3 block, size_t smem, cudaStream_t, F f) {
-#ifdef SC_PROGRAM_HAS_NO_SYNC
-  launch_impl(grid, block, smem, &thunk<F>, &f, true);
-#else
-  launch_impl(grid, block, smem, &thunk<F>, &f, false);
-#endif
+inline void launch(dim3 grid, dim3 block, size_t smem, cudaStream_t, F f, bool serial = false) {
+  launch_impl(grid, block, smem, &thunk<F>, &f, serial);
 }
 }  // namespace sc
 
@@ -331,3 +333,5 @@ inline unsigned match_all(unsigned mask, unsigned long long v, int* pred, int li
 #include <assert.h>
 #undef assert
 #define assert(e) ((e) ? (void)0 : ::sc::device_trap("assert(" #e ")", __FILE__, __LINE__))
+
+#endif  // SC_EMU_HPP_
