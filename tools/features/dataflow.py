@@ -72,6 +72,8 @@ def thread_dependent(p: Poly) -> bool:
 
 
 def _number(text: bytes) -> float:
+    if text.isdigit():  # the common case: a plain decimal literal
+        return float(text)
     t = text.decode("ascii", "replace").lower().rstrip("ulf").replace("'", "")
     if t.startswith("0x"):
         return float(int(t, 16))

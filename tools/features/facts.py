@@ -39,12 +39,12 @@ _F_VALUE = field_id("value")
 _QUALS = frozenset({"__global__", "__device__", "__host__"})
 
 
-def _function(node: Node) -> Func:
+def _function(node: Node, src: bytes) -> Func:
     kind = "host"
     decl = node.child_by_field_id(_F_DECLARATOR)
     # The qualifier tokens precede the declarator: when its text holds none of them, the
     # walk over the children (one node object each) cannot find any.
-    head = node.text[:decl.start_byte - node.start_byte] if decl is not None else node.text
+    head = src[node.start_byte:decl.start_byte if decl is not None else node.end_byte]
     quals = b"__global__" in head or b"__device__" in head or b"__host__" in head
     for child in node.children if quals else ():
         if not child.is_named and child.type in _QUALS:
@@ -317,7 +317,7 @@ class _Walker:
             scopes.append((node.end_byte, "branch"))
         elif t == "function_definition":
             if func is None:
-                self.func = _function(node)
+                self.func = _function(node, facts.parsed.src)
                 self.func_end = node.end_byte
                 facts.funcs.append(self.func)
         elif t == "preproc_call":
