@@ -20,7 +20,7 @@ __global__ void conv1d_two_loops(const float* x, const float* w, float* y, int n
 }
 
 extern "C" int launch(const float* x, const float* w, float* y, int n, int radius, cudaStream_t stream) {
-    const int block = 128;
+    const int block = 64;
     const int pairs = (n + 1) / 2;
     const int grid = (pairs + block - 1) / block;
     conv1d_two_loops<<<grid, block, 0, stream>>>(x, w, y, n, radius);

@@ -1,7 +1,7 @@
-// variant: 16x16 shared tiles of A and B filled with bounds-checked selects (zero fill outside), one element per thread per operand.
+// variant: 32x32 shared tiles of A and B filled with bounds-checked selects (zero fill outside), one element per thread per operand.
 #include <cuda_runtime.h>
 
-#define TILE 16
+#define TILE 32
 
 __global__ void gemm_tiled_select(const float* A, const float* B, float* C, int M, int N, int K) {
     __shared__ float As[TILE][TILE];

@@ -18,7 +18,7 @@ __global__ void gemv_two_rows_loops(const float* A, const float* x, float* y, in
 }
 
 extern "C" int launch(const float* A, const float* x, float* y, int M, int K, cudaStream_t stream) {
-    const int block = 128;
+    const int block = 64;
     const int half = (M + 1) / 2;
     const int grid = (half + block - 1) / block;
     gemv_two_rows_loops<<<grid, block, 0, stream>>>(A, x, y, M, K);

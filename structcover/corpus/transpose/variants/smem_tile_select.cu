@@ -1,7 +1,7 @@
-// variant: 32x32 shared tile filled with a bounds-checked select (zero fill), transposed read from the unpadded tile.
+// variant: 16x16 shared tile filled with a bounds-checked select (zero fill), transposed read from the unpadded tile.
 #include <cuda_runtime.h>
 
-#define TILE 32
+#define TILE 16
 
 __global__ void transpose_tile_select(const float* src, float* out, int rows, int cols) {
     __shared__ float tile[TILE][TILE];
