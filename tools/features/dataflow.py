@@ -91,6 +91,10 @@ class Resolver:
     memo: dict[tuple[bytes, int], tuple[Poly | None, str, int]] = field(default_factory=dict)
     active: set[tuple[bytes, int]] = field(default_factory=set)
     max_chain: int = 0
+    #: name -> its declared definitions as (value start, visible scope, op, value): the
+    #: byte positions are read off the nodes once, not at every use of the name.
+    decls: dict[bytes, list[tuple[int, tuple[int, int] | None, str, Node]]] = field(
+        default_factory=dict)
 
     def resolve(self, node: Node) -> tuple[Poly, int]:
         """Polynomial of ``node`` and the length of the def-use chain followed.
@@ -109,8 +113,8 @@ class Resolver:
             at: Byte offset of the use: picks the innermost declaration visible there, so
                 two variables of one name in different blocks stay apart.
         """
-        decl = self._visible_decl(name, at)
-        key = (name, decl[1].start_byte if decl is not None else -1)
+        start, decl = self._visible_decl(name, at)
+        key = (name, start)
         if key in self.memo:
             poly, err, chain = self.memo[key]
             if err == "indirect":
@@ -134,19 +138,30 @@ class Resolver:
         self.memo[key] = (poly, "", chain)
         return poly, chain
 
-    def _visible_decl(self, name: bytes, at: int | None) -> tuple[str, Node] | None:
+    def _visible_decl(self, name: bytes, at: int | None) -> tuple[int, tuple[str, Node] | None]:
+        """(start of its value, (op, value)) of the declaration of ``name`` visible at
+        ``at`` (the first one when ``at`` is None); (-1, None) when there is none."""
+        entries = self.decls.get(name)
+        if entries is None:
+            scopes = self.func.def_scope
+            entries = []
+            for op, value in self.func.defs.get(name, ()):
+                if op == "decl" or op == "for":
+                    start = value.start_byte
+                    entries.append((start, scopes.get(start), op, value))
+            self.decls[name] = entries
+        if not entries:
+            return -1, None
+        if at is None:
+            return entries[0][0], (entries[0][2], entries[0][3])
         best = None
-        scopes = self.func.def_scope
-        for op, value in self.func.defs.get(name, ()):
-            if op not in ("decl", "for"):
-                continue
-            if at is None:
-                return op, value
-            scope = scopes.get(value.start_byte)
-            if scope is not None and scope[0] <= at < scope[1] and value.start_byte < at:
-                if best is None or value.start_byte > best[1].start_byte:
-                    best = (op, value)
-        return best
+        best_start = -1
+        for start, scope, op, value in entries:
+            if scope is not None and scope[0] <= at < scope[1] and start < at \
+                    and (best is None or start > best_start):
+                best = (op, value)
+                best_start = start
+        return best_start, best
 
     def _variable(self, name: bytes, decl: tuple[str, Node] | None) -> tuple[Poly, int]:
         sym = {(name.decode("utf-8", "replace"),): 1.0}

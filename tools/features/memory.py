@@ -188,9 +188,27 @@ def classify(poly: Poly) -> str:
     return "coalesced" if abs(k) <= 1 else "strided"
 
 
-def _classify_site(facts: Facts, func: Func, res: Resolver, site: Site) -> Access | None:
+#: Bytes that may sit between an access and a parent that changes how it counts: the `[`
+#: of an outer subscript after it, the `&` of an address before it, or anything that could
+#: hide one (a comment, a line continuation, a directive, a long run of spaces).
+_MAYBE_AFTER = frozenset({b"[", b"/", b"\\", b"#", b""})
+_MAYBE_BEFORE = frozenset({b"&", b"/", b"\\", b"#", b""})
+
+
+def _parent_matters(src: bytes, node: Node) -> bool:
+    """False when the source around ``node`` rules out an outer subscript or an address-of
+    as its parent (reading the parent walks down from the root, so skip it when we can)."""
+    s, e = node.start_byte, node.end_byte
+    return src[e:e + 32].lstrip()[:1] in _MAYBE_AFTER \
+        or src[max(0, s - 32):s].rstrip()[-1:] in _MAYBE_BEFORE
+
+
+def _classify_site(facts: Facts, func: Func, res: Resolver, site: Site,
+                   clean: bool = False) -> Access | None:
+    """Classify one access; ``clean`` (a tree without errors) allows the source pre-check
+    on the parent (a MISSING token in a broken tree has no bytes to see)."""
     node = site.node
-    parent = node.parent
+    parent = node.parent if not clean or _parent_matters(facts.parsed.src, node) else None
     if parent is not None:
         if parent.type == "subscript_expression" and parent.start_byte == node.start_byte:
             return None  # inner part of a multi-dimensional access; the outer one counts
@@ -251,12 +269,13 @@ def _classify_site(facts: Facts, func: Func, res: Resolver, site: Site) -> Acces
 def collect_accesses(facts: Facts, resolvers: dict[int, Resolver]) -> MemoryFacts:
     """Classify every subscript and dereference in device code."""
     out = MemoryFacts()
+    clean = not facts.parsed.root.has_error
     for func in facts.funcs:
         if not func.is_device:
             continue
         res = resolvers.setdefault(id(func), Resolver(facts, func))
         for site in (*func.subscripts, *func.derefs):
-            acc = _classify_site(facts, func, res, site)
+            acc = _classify_site(facts, func, res, site, clean)
             if acc is None:
                 continue
             out.accesses.append(acc)

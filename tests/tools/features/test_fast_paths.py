@@ -59,6 +59,25 @@ void host(float* h, int n) {
 }
 """
 
+# Addresses taken (`&a[i]`) are not accesses unless a load intrinsic reads through them, and
+# the inner part of a 2-D access is not a second access, whatever spacing or comments sit
+# between the tokens.
+ADDRESSES = r"""
+__global__ void k(const float* __restrict__ a, float* out, int n) {
+    __shared__ float tile[32][33];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = __ldg(&a[i]);
+    float w = __ldg( & /* c */ a[i + 1]);
+    const float* p = &a[i];
+    const float* q = & a [i];
+    tile[threadIdx.y] /* row */ [threadIdx.x] = v;
+    tile[threadIdx.y]
+        [threadIdx.x] += w;
+    __syncthreads();
+    out[i] = tile[threadIdx.x]                                           [threadIdx.y] + p[0] + *q;
+}
+"""
+
 
 def test_launches_found_whatever_lies_between_name_and_chevrons():
     facts = collect(parse(LAUNCHES))
@@ -110,3 +129,13 @@ def test_host_code_adds_no_device_sites():
     alone = extract_values(HOST_AND_DEVICE.split("void host")[0])
     same = [n for n in values if n.startswith(("mem.", "loop.", "branch.", "sync."))]
     assert {n: values[n] for n in same} == {n: alone[n] for n in same}
+
+
+def test_address_of_and_two_dimensional_accesses_with_spacing_and_comments():
+    values = extract_values(ADDRESSES)
+    # loads: __ldg(&a[i]), __ldg(& /* c */ a[i + 1]), p[0], *q; store: out[i]
+    assert (values["mem.global_loads"], values["mem.global_stores"]) == (4, 1)
+    assert values["mem.ldg"] == 2
+    assert values["smem.accesses"] == 3  # tile[y][x] written twice, read once
+    broken = extract_values(ADDRESSES.replace("int i =", "int i = (("))  # an error tree
+    assert broken["parse.error_nodes"] > 0
