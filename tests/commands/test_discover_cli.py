@@ -83,3 +83,16 @@ def test_human_output_and_bad_input(tmp_path):
     assert res.exit_code == 2 and "no such file" in res.output
     res = runner.invoke(app, ["discover", str(tmp_path / "t.parquet"), "--control", "nope"])
     assert res.exit_code == 2 and "nope" in res.output
+
+
+def test_baselines_beside_fstar_on_simulated_corpus_rollouts(tmp_path):
+    """Issue 8: on the simulator over the sample corpus, the table shows what structure adds."""
+    sim = runner.invoke(app, ["simulate", "--rounds", "1", "--rollouts", "16", "-o",
+                              str(tmp_path / "sim"), "--json"])
+    assert sim.exit_code == 0, sim.output
+    out = _run(str(tmp_path / "sim" / "round_0.parquet"))
+    rows = {r["name"]: r for r in out["ranking"]["rows"]}
+    assert {"length", "kernels", "tokens", "F*", "F* + length", "F* + tokens"} <= set(rows)
+    assert out["counts"]["tasks"] >= 12 and out["f_star"]
+    for row in rows.values():
+        assert 0.0 <= row["pooled"] <= 1.0 and row["pairs"] > 0
