@@ -86,31 +86,22 @@ void ensure_stacks(Worker* w, size_t n) {
   w->stack_cap = n;
 }
 
+// Releases the threads waiting at __syncthreads. Each arrival already added its predicate and
+// noted its source line (syncthreads()), so this is one pass over the block's fibers.
 void release_barrier(Worker* w, Fiber* self) {
-  int count = 0, line = 0, other = 0;
-  size_t n = w->fibers.size();
-  for (size_t i = 0; i < n; ++i) {
-    Fiber& f = w->fibers[i];
-    if (f.state != kAtBarrier) continue;
-    count += f.pred;
-    if (f.wait_line) {
-      if (!line) line = f.wait_line;
-      else if (f.wait_line != line) other = f.wait_line;
-    }
-  }
-  if (other) {
+  if (w->bar_other) {
     fail_in_fiber(self, kDeadlock,
                   "divergent __syncthreads in block " + fmt3(w->bid) + ": threads wait at line " +
-                      std::to_string(line) + " and at line " + std::to_string(other));
+                      std::to_string(w->bar_line) + " and at line " + std::to_string(w->bar_other));
   }
-  unsigned long long packed = (unsigned long long)count | ((unsigned long long)w->arrived << 32);
-  for (size_t i = 0; i < n; ++i) {
-    Fiber& f = w->fibers[i];
-    if (f.state != kAtBarrier) continue;
-    f.result = packed;
-    f.state = kRunnable;
+  unsigned long long packed = (unsigned long long)w->bar_count | ((unsigned long long)w->arrived << 32);
+  Fiber* fibers = w->fibers.data();
+  for (size_t i = 0, n = w->fibers.size(); i < n; ++i) {
+    if (fibers[i].state != kAtBarrier) continue;
+    fibers[i].result = packed;
+    fibers[i].state = kRunnable;
   }
-  w->arrived = 0;
+  w->arrived = w->bar_count = w->bar_line = 0;
 }
 
 void on_exit(Fiber* f) {
@@ -137,7 +128,7 @@ Fiber* next_runnable(Worker* w) {
 // pass (one switch instead of two through the scheduler); the scheduler runs between passes.
 void switch_out(Fiber* f) {
   Worker* w = worker_of(f);
-  Fiber* next = G().abort.load(std::memory_order_relaxed) ? nullptr : next_runnable(w);
+  Fiber* next = w->abort->load(std::memory_order_relaxed) ? nullptr : next_runnable(w);
   sc_switch_ctx(&f->sp, next ? next->sp : w->sched_sp);
 }
 
@@ -212,6 +203,8 @@ void run_block(Worker* w, unsigned linear) {
   w->live = (int)nf;
   w->nthreads = n;
   w->arrived = 0;
+  w->bar_count = w->bar_line = w->bar_other = 0;
+  w->abort = &g.abort;
   w->rng = (g.seed * 0x9E3779B97F4A7C15ull) ^ (linear + 1) * 0xBF58476D1CE4E5B9ull;
   if (!w->rng) w->rng = 1;
   w->order.resize(n);
@@ -256,9 +249,13 @@ int syncthreads(int line, int pred, int op) {
   Fiber* f = cur();
   Worker* w = worker_of(f);
   if (w->serial) serial_violation(f, "__syncthreads");
-  f->pred = pred;
   f->wait_line = line;
   f->state = kAtBarrier;
+  w->bar_count += pred;
+  if (line) {  // line 0: a cooperative-groups sync(), which names no source line
+    if (!w->bar_line) w->bar_line = line;
+    else if (line != w->bar_line) w->bar_other = line;
+  }
   ++w->arrived;
   if (w->arrived == w->live) {
     release_barrier(w, f);

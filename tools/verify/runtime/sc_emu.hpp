@@ -102,7 +102,6 @@ struct Fiber {
   int wait_line;      // source line of the barrier / collective it waits at
   const char* wait_what;
   unsigned long long result;  // result of the last collective
-  int pred;           // predicate deposited at a barrier
 };
 
 struct Block {

@@ -61,6 +61,10 @@ struct Worker : Block {
   bool serial = false;     // block runs its threads one after another on one fiber
   size_t nthreads = 0;
   int live = 0, arrived = 0;
+  // The barrier being gathered: predicate sum, first source line, and a different line if
+  // threads wait at two __syncthreads (a divergent barrier, reported at release).
+  int bar_count = 0, bar_line = 0, bar_other = 0;
+  std::atomic<int>* abort = nullptr;  // &G().abort, read on every switch without G()'s guard
   size_t pos = 0, pass_len = 0;  // position in the current scheduling pass
   int ran = 0;                   // fibers resumed in the current pass
   int pending_active = 0;        // lanes waiting in __activemask()
