@@ -13,8 +13,10 @@ The policy's structural distribution collapses over rounds by a controllable amo
     p_t = (1 − a_t) · uniform + a_t · uniform over the target set,  a_t = 1 − (1 − c)^t
 
 The target set is the task's fastest program (whole-program collapse, as RL tends to do) or,
-with ``collapse_feature``, the programs sharing that feature's most common value (so a test
-knows which feature collapses). Rewards come from :mod:`gpu_model` (``reward_source =
+with ``collapse_feature``, the programs sharing that feature's most common value across the
+whole corpus (one value for every task, as a policy that drops a structure everywhere does;
+per-task modes could pull tasks in opposite directions and leave the pooled distribution
+unchanged). Tasks without any program of that value do not collapse. Rewards come from :mod:`gpu_model` (``reward_source =
 "simulated"``) unless a measured timing exists for the program (``"measured-gpu"``).
 """
 
@@ -124,14 +126,16 @@ def simulate(settings: SimulationSettings = SimulationSettings(), *,
     measured = measured or {}
     rng = np.random.default_rng(settings.seed)
     rows = []
+    all_feats = {fam.name: [_features(p.source) for p in fam.programs] for fam in families}
+    mode = _corpus_mode(settings.collapse_feature, all_feats)
     for fam in families:
         progs = fam.programs
-        feats = [_features(p.source) for p in progs]
+        feats = all_feats[fam.name]
         for spec in fam.tasks:
             work = workload(spec)
             ref_s = predict_time_s(feats[0], work, gpu)
             times = np.array([predict_time_s(f, work, gpu) for f in feats])
-            target = _target_set(settings.collapse_feature, feats, times)
+            target = _target_set(settings.collapse_feature, mode, feats, times)
             for rnd in range(settings.rounds):
                 a = 1.0 - (1.0 - settings.collapse) ** rnd
                 p = (1 - a) / len(progs) + a * target / target.sum()
@@ -162,14 +166,26 @@ def simulate(settings: SimulationSettings = SimulationSettings(), *,
     return pd.DataFrame(rows)
 
 
-def _target_set(feature: str | None, feats: list[dict], times: np.ndarray) -> np.ndarray:
-    """Indicator of the programs the policy collapses onto."""
+def _corpus_mode(feature: str | None, feats: dict[str, list[dict]]) -> str | None:
+    """Most common value of ``feature`` over every corpus program (None without a feature).
+
+    Raises:
+        ValueError: ``feature`` is not a feature of the corpus.
+    """
+    if feature is None:
+        return None
+    vals = [str(f.get(feature)) for fam in feats.values() for f in fam if feature in f]
+    if not vals:
+        raise ValueError(f"collapse_feature {feature!r} is not a feature of the corpus")
+    return max(sorted(set(vals)), key=vals.count)
+
+
+def _target_set(feature: str | None, mode: str | None, feats: list[dict],
+                times: np.ndarray) -> np.ndarray:
+    """Indicator of the programs the policy collapses onto (all of them = no collapse)."""
     if feature is None:
         out = np.zeros(len(feats))
         out[int(np.argmin(times))] = 1.0
         return out
-    if not any(feature in f for f in feats):
-        raise ValueError(f"collapse_feature {feature!r} is not a feature of the corpus")
-    vals = [str(f.get(feature)) for f in feats]
-    mode = max(sorted(set(vals)), key=vals.count)
-    return np.array([1.0 if v == mode else 0.0 for v in vals])
+    out = np.array([1.0 if str(f.get(feature)) == mode else 0.0 for f in feats])
+    return out if out.any() else np.ones(len(feats))

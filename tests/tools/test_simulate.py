@@ -60,7 +60,7 @@ def test_collapse_detected_on_the_collapsing_feature_and_not_without(families):
     steady = _diagnose_rounds(simulate(SimulationSettings(collapse=0.0, seed=5, **base),
                                        families=families))
     assert [d.collapse.detected for d in steady] == [False, False, False]
-    # collapse onto each task's most common smem.tiled value: 90 % of the mass by round 1
+    # collapse onto the corpus-wide most common smem.tiled value: 90 % of the mass by round 1
     col = _diagnose_rounds(simulate(SimulationSettings(collapse=0.9, collapse_feature="smem.tiled",
                                                        seed=5, **base), families=families))
     assert col[0].collapse.detected is False and col[1].collapse.detected is True
