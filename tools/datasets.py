@@ -205,11 +205,8 @@ def _iter_parquet(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
 
 
 def _iter_hf(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    try:
-        import datasets  # noqa: PLC0415 - optional, heavy import
-    except ImportError as exc:
-        raise DatasetError(f"{path}: reading a Hugging Face dataset needs `pip install "
-                           "structcover[hf]`") from exc
+    import datasets  # noqa: PLC0415 - heavy import, only for this format
+
     loaded = datasets.load_from_disk(str(path))
     if isinstance(loaded, datasets.DatasetDict):
         loaded = loaded[next(iter(loaded))]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from structcover.schema import ScalarArg, TensorArg, eval_size_expr
+from structcover.tools.compiler.toolchain import find_nvcc
 from structcover.tools.corpus import CorpusProgram, TaskFamily, corpus_root, load_corpus, load_task
 
 REQUIRED_FAMILIES = {
@@ -144,7 +144,7 @@ def test_program_follows_the_host_convention(fam: TaskFamily, prog: CorpusProgra
 
 def _nvcc(path: Path, out_dir: Path) -> tuple[Path, int, str]:
     """Compile one program for sm_80 and sm_90 in a single nvcc call (host launcher included)."""
-    cmd = ["nvcc", "-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90",
+    cmd = [str(NVCC), "-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90",
            "-c", str(path), "-o", str(out_dir / f"{path.parent.parent.name}_{path.stem}.o")]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     return path, proc.returncode, proc.stderr
@@ -157,7 +157,9 @@ def _compile_all(programs: list[CorpusProgram], out_dir: Path) -> list[str]:
     return [f"{path}: rc={rc}\n{err[-1500:]}" for path, rc, err in results if rc != 0]
 
 
-needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
+#: nvcc from the PATH, CUDA_HOME or the nvidia-cuda-nvcc wheels (the `cuda` extra).
+NVCC = find_nvcc()
+needs_nvcc = pytest.mark.skipif(NVCC is None, reason="no nvcc (toolkit or nvidia-cuda-nvcc wheels)")
 
 
 #: A quick default-run sample: one program per allowed CUDA header (runtime, fp16, cooperative groups).
