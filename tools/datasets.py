@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from structcover.schema import content_hash
+from structcover.tools.atomic import atomic_write
 from structcover.tools.kernelbench import extract_cuda_sources
 
 #: Columns of the normalized record, in order.
@@ -313,38 +312,22 @@ def load_trajectories(path: Path | str, *, column_map: dict[str, str] | None = N
     return LoadResult(frame[RECORD_COLUMNS + extras], quarantined)
 
 
-def _atomic_target(path: Path) -> tuple[Path, Path]:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    return path, Path(tmp)
-
-
 def write_parquet(frame: pd.DataFrame, path: Path | str) -> Path:
     """Write ``frame`` to Parquet atomically (temp file + rename)."""
-    path, tmp = _atomic_target(Path(path))
-    try:
-        frame.to_parquet(tmp, index=False)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
+    return atomic_write(path, lambda tmp: frame.to_parquet(tmp, index=False))
 
 
 def write_jsonl(rows: pd.DataFrame | list[dict[str, Any]], path: Path | str) -> Path:
     """Write rows to JSONL atomically (temp file + rename)."""
     if isinstance(rows, pd.DataFrame):
         rows = json.loads(rows.to_json(orient="records"))
-    path, tmp = _atomic_target(Path(path))
-    try:
+
+    def write(tmp: Path) -> None:
         with tmp.open("w", encoding="utf-8") as handle:
             for row in rows:
                 handle.write(json.dumps(row, default=str) + "\n")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
+
+    return atomic_write(path, write)
 
 
 def write_quarantine(rows: list[QuarantinedRow], path: Path | str) -> Path:

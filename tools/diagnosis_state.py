@@ -23,7 +23,7 @@ from structcover.tools.diagnosis import Diagnosis, diagnose
 from structcover.tools.entropy import EntropyReport
 from structcover.tools.feasibility import InfeasibilityProof
 from structcover.tools.report import RoundPoint
-from structcover.tools.sampling import write_text
+from structcover.tools.atomic import write_text
 
 
 @dataclass

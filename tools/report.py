@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from structcover.tools.archive import Archive
 from structcover.tools.diagnosis import Diagnosis
 from structcover.tools.report_template import TEMPLATE
-from structcover.tools.sampling import write_text
+from structcover.tools.atomic import write_text
 
 
 class RoundPoint(BaseModel):

@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +21,9 @@ import pandas as pd
 from pydantic import BaseModel
 
 from structcover.tools.archive import Archive
+from structcover.tools.atomic import write_text
 from structcover.tools.bins import Bound
+from structcover.tools.datasets import write_jsonl, write_parquet
 
 
 def coverage_weights(bins: np.ndarray, *, eps: float = 1.0) -> np.ndarray:
@@ -52,35 +53,6 @@ def resample(table: pd.DataFrame, weights: np.ndarray, *, n: int | None = None,
     rng = np.random.default_rng(seed)
     pick = rng.choice(len(table), size=n, replace=True, p=weights / weights.sum())
     return table.iloc[np.sort(pick)].reset_index(drop=True)
-
-
-def _atomic(path: Path, write: Callable[[Path], None]) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return path
-
-
-def write_parquet(table: pd.DataFrame, path: Path) -> Path:
-    """Write Parquet atomically."""
-    return _atomic(path, lambda p: table.to_parquet(p, index=False))
-
-
-def write_jsonl(table: pd.DataFrame, path: Path) -> Path:
-    """Write JSON Lines atomically."""
-    return _atomic(path, lambda p: table.to_json(p, orient="records", lines=True))
-
-
-def write_text(text: str, path: Path) -> Path:
-    """Write a text file atomically."""
-    return _atomic(path, lambda p: p.write_text(text))
 
 
 def write_hf_dataset(table: pd.DataFrame, folder: Path) -> Path:

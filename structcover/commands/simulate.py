@@ -23,7 +23,7 @@ def simulate(
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Write rollouts.parquet (all rounds) and round_<N>.parquet; rewards are simulated."""
-    from structcover.tools.sampling import write_parquet
+    from structcover.tools.datasets import write_parquet
     from structcover.tools.simulate import SimulationSettings, load_measurements
     from structcover.tools.simulate import simulate as run
 

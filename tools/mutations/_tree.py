@@ -7,17 +7,11 @@ they do not touch keeps its original formatting.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 
 import tree_sitter as ts
-import tree_sitter_cuda as tscuda
 
-
-@lru_cache(maxsize=1)
-def _parser() -> ts.Parser:
-    return ts.Parser(ts.Language(tscuda.language()))
+from structcover.tools.cuda_ast import parser, walk  # noqa: F401 - walk is re-exported
 
 
 @dataclass
@@ -40,19 +34,7 @@ class Src:
 def parse(source: str) -> Src:
     """Parse CUDA source."""
     data = source.encode()
-    return Src(data, _parser().parse(data))
-
-
-def walk(node: ts.Node) -> Iterator[ts.Node]:
-    """Pre-order walk (document order) of ``node`` and its descendants."""
-    cursor = node.walk()
-    while True:
-        yield cursor.node
-        if cursor.goto_first_child():
-            continue
-        while not cursor.goto_next_sibling():
-            if not cursor.goto_parent() or cursor.node == node:
-                return
+    return Src(data, parser().parse(data))
 
 
 def find(node: ts.Node, *types: str) -> list[ts.Node]:

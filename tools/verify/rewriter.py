@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
-import tree_sitter_cuda
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Node
+
+from structcover.tools.cuda_ast import parser, walk
 
 #: Identifiers whose presence means the program needs a construct the emulator cannot run.
 UNSUPPORTED_NAMES: dict[str, str] = {
@@ -71,25 +71,8 @@ class RewriteResult:
     warnings: list[str] = field(default_factory=list)
 
 
-@lru_cache(maxsize=1)
-def _parser() -> Parser:
-    return Parser(Language(tree_sitter_cuda.language()))
-
-
 def _text(node: Node, src: bytes) -> str:
     return src[node.start_byte:node.end_byte].decode("utf-8", "replace")
-
-
-def _walk(root: Node):
-    """Yield every node in document order (cursor walk: fast on big trees)."""
-    cursor = root.walk()
-    while True:
-        yield cursor.node
-        if cursor.goto_first_child():
-            continue
-        while not cursor.goto_next_sibling():
-            if not cursor.goto_parent():
-                return
 
 
 def _enclosing_function(node: Node) -> Node | None:
@@ -215,11 +198,11 @@ def rewrite(source: str, filename: str = "program.cu") -> RewriteResult:
     # `__align__(n)` makes the grammar emit ERROR nodes; blank it (same length) for parsing.
     raw = source.encode("utf-8", "surrogatepass")
     parsed = _ALIGN.sub(lambda m: " " * len(m.group(0).encode()), source).encode("utf-8", "surrogatepass")
-    tree = _parser().parse(parsed)
+    tree = parser().parse(parsed)
     edits = _Edits(raw)
     result = RewriteResult(source="", has_sync=bool(_SYNC_WORDS.search(source)))
     site = 0
-    for node in _walk(tree.root_node):
+    for node in walk(tree.root_node):
         kind = node.type
         if kind in ("identifier", "type_identifier", "namespace_identifier", "field_identifier"):
             name = _text(node, parsed)
