@@ -113,7 +113,8 @@ def _round_summary(run: object, rollouts: int) -> RoundSummary:
 
 
 def run_demo(output_dir: Path, *, progress: Progress = _no_progress, rounds: int = 3,
-             collapse: float = 0.6, seed: int = 0, verify: bool = True) -> DemoResult:
+             collapse: float = 0.85, collapse_feature: str | None = None, seed: int = 0,
+             verify: bool = True) -> DemoResult:
     """Run the demo end to end and write its outputs under ``output_dir``.
 
     Args:
@@ -121,6 +122,8 @@ def run_demo(output_dir: Path, *, progress: Progress = _no_progress, rounds: int
         progress: Factory ``(description, total) -> advance`` for progress bars.
         rounds: Simulated training rounds.
         collapse: How fast the simulated policy collapses per round (0..1).
+        collapse_feature: Collapse onto this feature's corpus-wide mode (default: onto each
+            task's fastest program).
         seed: Seed for the simulator, discovery and the archive.
         verify: Verify every corpus variant first.
 
@@ -152,7 +155,8 @@ def run_demo(output_dir: Path, *, progress: Progress = _no_progress, rounds: int
                                          variants=[v.name for v in f.variants]) for f in families]
 
     advance = progress(f"simulate {rounds} rounds", 1)
-    table = simulate(SimulationSettings(rounds=rounds, collapse=collapse, seed=seed),
+    table = simulate(SimulationSettings(rounds=rounds, collapse=collapse, seed=seed,
+                                        collapse_feature=collapse_feature),
                      families=families)
     advance()
     result.files["rollouts"] = str(write_parquet(table, output_dir / "rollouts.parquet"))

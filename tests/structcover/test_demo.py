@@ -18,11 +18,12 @@ def test_demo_simulates_discovers_diagnoses_and_writes_outputs(tmp_path: Path) -
     summary = json.loads(result.stdout)
     assert [r["round"] for r in summary["rounds"]] == [0, 1, 2]
     assert all(r["f_star"] for r in summary["rounds"])
-    # The simulated policy collapses: entropy falls and the diagnosis says so after round 0.
+    # The simulated policy collapses onto each task's fastest program: structural entropy
+    # falls every round. (Whether the pooled drop crosses ρ depends on how the fastest programs
+    # spread over the frozen bins, so the flag itself is pinned in tests/tools/test_simulate.py.)
     entropies = [r["entropy"] for r in summary["rounds"]]
-    assert entropies[2] < entropies[0]
+    assert entropies[0] > entropies[1] > entropies[2]
     assert summary["rounds"][0]["collapse"] == "none"
-    assert any(r["collapse"] != "none" for r in summary["rounds"][1:])
     # The archive is frozen at round 0: every round bins on the same axes.
     assert len({tuple(r["archive_axes"]) for r in summary["rounds"]}) == 1
     files = summary["files"]

@@ -58,6 +58,7 @@ class VariantCheck(BaseModel):
     compiled: bool = True
     equivalent: bool | None = None
     failure: str | None = None
+    detail: str = ""
     moved: bool | None = None
     misses: list[str] = Field(default_factory=list)
 
@@ -77,6 +78,7 @@ def check_variant(variant: Variant, parent_src: str, spec: TaskSpec, *, family: 
                                     trials=trials, seed=42)
         check.equivalent = verdict.equivalent
         check.failure = verdict.failure
+        check.detail = verdict.detail
         if verdict.compiled is False:
             check.compiled = False
     return check

@@ -60,7 +60,10 @@ class ReferenceCache:
         if key in self._mem:
             self._mem.move_to_end(key)
             self.hits += 1
-            return self._mem[key]
+            cached = self._mem[key]
+            # A copy: no caller can change the outputs every later candidate is judged against.
+            return RunResult(status=cached.status, outputs=_copy(cached.outputs),
+                             backend=cached.backend, detail=cached.detail)
         if self.directory and (self.directory / f"{key}.npz").exists():
             with np.load(self.directory / f"{key}.npz", allow_pickle=False) as data:
                 result = RunResult(status="ok", outputs={k: data[k] for k in data.files},

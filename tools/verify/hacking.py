@@ -269,7 +269,10 @@ def check_no_threads(source: str) -> tuple[bool, str]:
 _HALF_USE = [
     (r"\b__float2(?:half|bfloat16)\w*\s*\(", "converts float to half/bf16"),
     (r"\b__h(?:add|mul|fma|sub|div)2?\w*\s*\(", "computes in half"),
-    (r"\b(?:__half2?|half2?|__nv_bfloat162?)\b", "uses a half/bf16 type"),
+    (r"\b(?:__half2?|__nv_bfloat162?)\b", "uses a half/bf16 type"),
+    # `half` is also a common variable name (`int half = n / 2`): only its uses as a type count.
+    (r"\bhalf2?\s*[*&]*\s*[A-Za-z_]\w*\s*[=;,)\[]", "declares a half value"),
+    (r"\(\s*half2?\s*\)|<\s*half2?\s*>", "uses a half type (cast or template argument)"),
     (r"\.half\s*\(\s*\)|\btorch\.(?:float16|half|bfloat16)\b", "casts to half in Python"),
 ]
 

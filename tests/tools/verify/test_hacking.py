@@ -71,6 +71,18 @@ def test_half_task_may_use_half() -> None:
     assert not check_no_precision_downgrade(as_float)[0]
 
 
+def test_variable_named_half_is_not_a_half_type() -> None:
+    float_task = ('__global__ void k(const float* x, float* y, int n) {\n'
+                  '  const int half = (n + 1) / 2; int i = threadIdx.x;\n'
+                  '  if (i >= half) return; y[i] = x[i] + x[i + half < n ? i + half : i];\n}\n'
+                  'extern "C" int launch(const float* x, float* y, int n, cudaStream_t s) '
+                  '{ k<<<1, 32, 0, s>>>(x, y, n); return 0; }\n')
+    assert check_no_precision_downgrade(float_task)[0]
+    for downgrade in ("half t = x[i];", "half2* p = (half2*)y;", "float v = (half)x[i];"):
+        cheat = float_task.replace("int i = threadIdx.x;", f"int i = threadIdx.x; {downgrade}")
+        assert not check_no_precision_downgrade(cheat)[0], downgrade
+
+
 def test_allocation_helpers_are_not_delegation() -> None:
     assert check_no_library_delegation("auto y = torch::empty_like(x);")[0]
     assert not check_no_library_delegation("auto y = torch::mm(a, b);")[0]
