@@ -15,11 +15,11 @@ from pathlib import Path
 from tree_sitter import Node, QueryCursor
 
 from structcover.tools.cuda_ast import Parsed, error_nodes, field_id, language, query
+from structcover.tools.features.declarations import function_facts, mark_shared_params, shared_dims
 from structcover.tools.features.model import (
-    LOOPS, NAME_TYPES, Facts, Func, Param, SharedArray, Site, declarator_name, vector_width)
+    LOOPS, NAME_TYPES, Facts, Func, SharedArray, Site, declarator_name)
 
 _F_ARGUMENT = field_id("argument")
-_F_ARGUMENTS = field_id("arguments")
 _F_CONDITION = field_id("condition")
 _F_DECLARATOR = field_id("declarator")
 _F_DIRECTIVE = field_id("directive")
@@ -33,57 +33,8 @@ _F_PARAMETERS = field_id("parameters")
 _F_PATH = field_id("path")
 _F_RIGHT = field_id("right")
 _F_SCOPE = field_id("scope")
-_F_SIZE = field_id("size")
 _F_VALUE = field_id("value")
 
-_QUALS = frozenset({"__global__", "__device__", "__host__"})
-
-
-def _function(node: Node, src: bytes) -> Func:
-    kind = "host"
-    decl = node.child_by_field_id(_F_DECLARATOR)
-    # The qualifier tokens precede the declarator: when its text holds none of them, the
-    # walk over the children (one node object each) cannot find any.
-    head = src[node.start_byte:decl.start_byte if decl is not None else node.end_byte]
-    quals = b"__global__" in head or b"__device__" in head or b"__host__" in head
-    for child in node.children if quals else ():
-        if not child.is_named and child.type in _QUALS:
-            if child.type == "__global__":
-                kind = "global"
-            elif kind == "host":
-                kind = "device" if child.type == "__device__" else kind
-    func = Func(node, declarator_name(decl) or b"", kind)
-    if kind == "host":
-        return func  # only device code reads parameters (memory spaces, shared bindings)
-    plist = decl.child_by_field_id(_F_PARAMETERS) if decl is not None else None
-    if plist is None and decl is not None:
-        plist = next((c for c in decl.named_children if c.type == "parameter_list"), None)
-    for p in (plist.named_children if plist is not None else ()):
-        if p.type not in ("parameter_declaration", "optional_parameter_declaration"):
-            continue
-        text = p.text
-        d = p.child_by_field_id(_F_DECLARATOR)
-        name = declarator_name(d)
-        if name is None:
-            continue
-        pointer = b"*" in text or b"[" in text
-        func.params[name] = Param(name, pointer, b"__restrict__" in text or b"restrict" in text,
-                                  text.lstrip().startswith(b"const") or b" const" in text,
-                                  vector_width(text) if pointer else 1)
-    return func
-
-
-def _shared_dims(decl: Node) -> tuple[bytes | None, list[Node]]:
-    dims: list[Node] = []
-    node = decl
-    while node is not None and node.type in ("array_declarator", "init_declarator"):
-        if node.type == "array_declarator":
-            size = node.child_by_field_id(_F_SIZE)
-            if size is not None:
-                dims.append(size)
-        node = node.child_by_field_id(_F_DECLARATOR)
-    dims.reverse()
-    return declarator_name(decl), dims
 
 
 class _Walker:
@@ -130,7 +81,7 @@ class _Walker:
             if name is None:
                 continue
             if is_shared:
-                nm, dims = _shared_dims(decl)
+                nm, dims = shared_dims(decl)
                 arr = SharedArray(name, head, dims, extern, node)
                 (func.shared if func is not None else self.facts.file_shared)[name] = arr
                 continue
@@ -317,7 +268,7 @@ class _Walker:
             scopes.append((node.end_byte, "branch"))
         elif t == "function_definition":
             if func is None:
-                self.func = _function(node, facts.parsed.src)
+                self.func = function_facts(node, facts.parsed.src)
                 self.func_end = node.end_byte
                 facts.funcs.append(self.func)
         elif t == "preproc_call":
@@ -378,34 +329,6 @@ _INTERESTING = frozenset({
     "launch_bounds", "gnu_asm_expression", "qualified_identifier", "preproc_include"})
 
 
-def _shared_params(facts: Facts) -> None:
-    """Mark pointer parameters of device functions that callers pass shared arrays to, so
-    accesses inside helpers (``block_reduce(float* red)``) count as shared."""
-    callees = {f.name: f for f in facts.funcs if f.kind == "device"}
-    if not callees:
-        return
-    for func in facts.funcs:
-        for name, site in func.calls:
-            callee = callees.get(name)
-            args = site.node.child_by_field_id(_F_ARGUMENTS) if callee is not None else None
-            if args is None:
-                continue
-            params = list(callee.params)
-            for i, arg in enumerate(args.named_children[:len(params)]):
-                base = arg
-                for _ in range(8):  # &s[k], s + off, (s) -> s
-                    if base.type == "identifier":
-                        break
-                    nxt = (base.child_by_field_id(_F_ARGUMENT) or base.child_by_field_id(_F_LEFT)
-                           or (base.named_children[0] if base.named_children else None))
-                    if nxt is None:
-                        break
-                    base = nxt
-                if base.type == "identifier" and (base.text in func.shared
-                                                  or base.text in facts.file_shared):
-                    facts.shared_params.add((callee.name, params[i]))
-
-
 def _doc_order(node: Node) -> tuple[int, int]:
     return node.start_byte, -node.end_byte
 
@@ -422,5 +345,5 @@ def collect(parsed: Parsed, cursor_walk: bool = False) -> Facts:
     """
     walker = _Walker(parsed)
     facts = walker.run_cursor() if cursor_walk else walker.run()
-    _shared_params(facts)
+    mark_shared_params(facts)
     return facts
