@@ -113,7 +113,7 @@ def _round_summary(run: object, rollouts: int) -> RoundSummary:
 
 
 def run_demo(output_dir: Path, *, progress: Progress = _no_progress, rounds: int = 3,
-             collapse: float = 0.85, collapse_feature: str | None = None, seed: int = 0,
+             collapse: float = 0.6, collapse_feature: str | None = None, seed: int = 0,
              verify: bool = True) -> DemoResult:
     """Run the demo end to end and write its outputs under ``output_dir``.
 

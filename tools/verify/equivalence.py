@@ -149,7 +149,10 @@ def _reference_runs(reference_src: str, spec: TaskSpec, seeds: list[int],
                     backend: ExecutionBackend, cache: ReferenceCache,
                     timeout_s: float) -> list[RunResult]:
     """Reference results per seed: cached ones reused, the rest run in one batch and cached."""
-    keys = [cache.key(reference_src, spec, sizes, s, backend.name) for s in seeds]
+    # The implementation is part of the key, not just the backend's name: two backends that
+    # both call themselves "cpu" (the emulator and a test double, say) must never share outputs.
+    backend_id = f"{backend.name}:{type(backend).__module__}.{type(backend).__qualname__}"
+    keys = [cache.key(reference_src, spec, sizes, s, backend_id) for s in seeds]
     found = [cache.get(k) for k in keys]
     missing = [i for i, r in enumerate(found) if r is None]
     if missing:

@@ -232,3 +232,18 @@ def test_failed_reference_runs_are_not_cached():
     assert first.failure == "reference-failed"
     second = check_equivalence("y[:] = x * 2", REF, _spec(), backend=backend, cache=cache, trials=1)
     assert second.equivalent is True
+
+
+def test_reference_cache_never_mixes_backend_implementations() -> None:
+    """A test double named like a real backend must not poison the real backend's entries."""
+
+    class ZerosNamedCpu(FakeBackend):
+        def run(self, source, spec, inputs, **kw):  # noqa: ANN001, ANN003
+            return RunResult(status="ok", backend="cpu",
+                             outputs={"y": np.zeros_like(inputs["y"])})
+
+    cache, spec = ReferenceCache(), _spec()
+    check_equivalence("y[:] = x * 2", REF, spec, backend=ZerosNamedCpu(), cache=cache, trials=1)
+    verdict = check_equivalence("y[:] = x * 2", REF, spec, backend=FakeBackend(), cache=cache,
+                                trials=1)
+    assert verdict.equivalent is True
