@@ -185,21 +185,24 @@ class _Walker:
         found = QueryCursor(query(_QUERY)).captures(root).get("n", [])
         found.sort(key=_doc_order)
         scopes: list[tuple[int, str]] = []
-        loops = self.loops
-        branches = self.branches
         for node in found:
-            start = node.start_byte
-            while scopes and scopes[-1][0] <= start:
-                if scopes.pop()[1] == "loop":
-                    loops.pop()
-                else:
-                    branches.pop()
-            if self.func is not None and start >= self.func_end:
-                self.func = None
-            self.dispatch(node, node.type, start, scopes)
+            self._visit(node, scopes)
         facts.nodes = root.descendant_count
         facts.errors = error_nodes(root) if root.has_error else 0
         return facts
+
+    def _visit(self, node: Node, scopes: list[tuple[int, str]]) -> None:
+        """Close the loop/branch scopes and the function that end before ``node``, then
+        dispatch it (both visits share this, so they cannot drift apart)."""
+        start = node.start_byte
+        while scopes and scopes[-1][0] <= start:
+            if scopes.pop()[1] == "loop":
+                self.loops.pop()
+            else:
+                self.branches.pop()
+        if self.func is not None and start >= self.func_end:
+            self.func = None
+        self.dispatch(node, node.type, start, scopes)
 
     def run_cursor(self) -> Facts:
         """The same visit with a Python TreeCursor walk (reference for tests and benchmarks)."""
@@ -207,22 +210,12 @@ class _Walker:
         root = facts.parsed.root
         cursor = root.walk()
         scopes: list[tuple[int, str]] = []
-        loops = self.loops
-        branches = self.branches
         interesting, leaves = _kind_ids()
         while True:
             node = cursor.node
             k = node.kind_id
             if k in interesting:
-                start = node.start_byte
-                while scopes and scopes[-1][0] <= start:
-                    if scopes.pop()[1] == "loop":
-                        loops.pop()
-                    else:
-                        branches.pop()
-                if self.func is not None and start >= self.func_end:
-                    self.func = None
-                self.dispatch(node, node.type, start, scopes)
+                self._visit(node, scopes)
                 if cursor.goto_first_child():
                     continue
             elif k not in leaves and cursor.goto_first_child():
