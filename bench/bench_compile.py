@@ -21,7 +21,7 @@ from pathlib import Path
 
 from structcover.tools.compiler import toolchain
 from structcover.tools.compiler.service import compile_program
-from structcover.tools.corpus import load_corpus
+from structcover.tools.data.corpus import load_corpus
 
 RESULTS = Path(__file__).with_name("RESULTS.md")
 

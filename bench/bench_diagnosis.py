@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from structcover.config import ArchiveSettings
-from structcover.tools.archive import build_archive
-from structcover.tools.diagnosis import diagnose
+from structcover.tools.coverage.archive import build_archive
+from structcover.tools.coverage.diagnosis import diagnose
 
 
 @dataclass

@@ -26,7 +26,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from structcover.tools.corpus import load_corpus
+from structcover.tools.data.corpus import load_corpus
 from structcover.tools.cuda_ast import parse
 from structcover.tools.features.extract import extract_table, extract_values
 

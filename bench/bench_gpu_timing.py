@@ -21,7 +21,7 @@ import numpy as np
 
 from structcover.config import VerifySettings
 from structcover.schema import TaskSpec
-from structcover.tools.corpus import load_corpus
+from structcover.tools.data.corpus import load_corpus
 from structcover.tools.verify.gpu_runner import GpuBackend
 from structcover.tools.verify.inputs import csr_nnz, make_inputs
 

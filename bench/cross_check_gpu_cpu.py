@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from structcover.config import VerifySettings
-from structcover.tools.corpus import load_corpus
+from structcover.tools.data.corpus import load_corpus
 from structcover.tools.verify.compare import compare_output
 from structcover.tools.verify.equivalence import ReferenceCache, check_equivalence
 from structcover.tools.verify.gpu_runner import GpuBackend

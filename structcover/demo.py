@@ -16,8 +16,8 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from structcover.config import Settings, load_settings
-from structcover.tools.corpus import TaskFamily, corpus_records, load_corpus
-from structcover.tools.datasets import write_parquet
+from structcover.tools.data.corpus import TaskFamily, corpus_records, load_corpus
+from structcover.tools.data.datasets import write_parquet
 
 
 class FamilySummary(BaseModel):
@@ -130,10 +130,10 @@ def run_demo(output_dir: Path, *, progress: Progress = _no_progress, rounds: int
     Returns:
         A summary of each stage.
     """
-    from structcover.tools.diagnosis_state import run_diagnosis  # noqa: PLC0415
-    from structcover.tools.report import write_report  # noqa: PLC0415
-    from structcover.tools.sampling import export_curation  # noqa: PLC0415
-    from structcover.tools.simulate import SimulationSettings, simulate  # noqa: PLC0415
+    from structcover.tools.coverage.diagnosis_state import run_diagnosis  # noqa: PLC0415
+    from structcover.tools.report.html_report import write_report  # noqa: PLC0415
+    from structcover.tools.curation.sampling import export_curation  # noqa: PLC0415
+    from structcover.tools.simulation.simulate import SimulationSettings, simulate  # noqa: PLC0415
 
     settings = load_settings()
     output_dir = Path(output_dir)

@@ -21,8 +21,8 @@ def curate(
     """Diagnose the round (reusing the frozen archive) and write the curated data."""
     from structcover.commands.diagnose import read_data
     from structcover.config import load_settings
-    from structcover.tools.diagnosis_state import run_diagnosis
-    from structcover.tools.sampling import export_curation
+    from structcover.tools.coverage.diagnosis_state import run_diagnosis
+    from structcover.tools.curation.sampling import export_curation
 
     settings = load_settings()
     try:

@@ -31,8 +31,8 @@ def diagnose(
     seed: int = typer.Option(0, "--seed", help="Seed for the predictor and the archive."),
 ) -> None:
     """Diagnose one round against the frozen archive (created at the first round)."""
-    from structcover.tools.diagnosis_state import run_diagnosis
-    from structcover.tools.report import write_report
+    from structcover.tools.coverage.diagnosis_state import run_diagnosis
+    from structcover.tools.report.html_report import write_report
 
     settings = load_settings()
     try:

@@ -18,7 +18,7 @@ from structcover.tools.mining import (
     save_discovery,
 )
 from structcover.tools.mining.table import feature_columns
-from structcover.tools.ranking import RankingReport, evaluate_ranking, standard_specs
+from structcover.tools.mining.ranking import RankingReport, evaluate_ranking, standard_specs
 
 
 def read_table(path: Path) -> pd.DataFrame:
@@ -40,7 +40,7 @@ def read_table(path: Path) -> pd.DataFrame:
         elif suffix == ".csv":
             frame = pd.read_csv(path)
         else:  # a folder of rollouts, a saved HF dataset, .cu files…
-            from structcover.tools.datasets import load_trajectories
+            from structcover.tools.data.datasets import load_trajectories
             frame = load_trajectories(path).records
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: cannot read ({exc})") from exc

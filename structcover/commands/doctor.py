@@ -6,7 +6,7 @@ import typer
 
 from structcover.commands._output import print_json, print_table
 from structcover.config import load_settings
-from structcover.tools.doctor import run_checks
+from structcover.doctor import run_checks
 
 
 def doctor(

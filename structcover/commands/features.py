@@ -10,7 +10,7 @@ import typer
 
 from structcover.commands._output import err_console, fail, print_json, print_table, progress
 from structcover.config import load_settings
-from structcover.tools.datasets import DatasetError, load_trajectories, write_parquet
+from structcover.tools.data.datasets import DatasetError, load_trajectories, write_parquet
 from structcover.tools.features.extract import extract_table
 from structcover.tools.features.patterns import PatternSet, mine_patterns
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from structcover.commands._output import console, fail, print_json, print_table
-from structcover.tools.datasets import (DatasetError, load_trajectories, parse_column_map,
+from structcover.tools.data.datasets import (DatasetError, load_trajectories, parse_column_map,
                                         write_quarantine, write_records)
 
 

@@ -12,7 +12,7 @@ from structcover.commands._output import fail, print_json, print_table
 def _resolve_task(task: str | None):  # noqa: ANN202 - TaskSpec | None, lazy import
     if task is None:
         return None
-    from structcover.tools.corpus import find_task, load_task
+    from structcover.tools.data.corpus import find_task, load_task
 
     path = Path(task)
     if path.suffix in (".yaml", ".yml"):

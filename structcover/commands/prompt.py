@@ -19,11 +19,11 @@ def prompt(
 ) -> None:
     """Print the constrained prompt for a target bin of a task."""
     from structcover.commands.mutate import _resolve_task
-    from structcover.tools.prompting import constraint_sentences, parse_bin_label, render_generate
+    from structcover.tools.curation.prompting import constraint_sentences, parse_bin_label, render_generate
 
     spec = _resolve_task(task)
     if state is not None:
-        from structcover.tools.archive import load_archive
+        from structcover.tools.coverage.archive import load_archive
 
         archive = load_archive(state)
         if archive is None:

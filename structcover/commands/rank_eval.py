@@ -10,7 +10,7 @@ import typer
 from structcover.commands._output import fail, print_json, print_table
 from structcover.commands.discover import read_table
 from structcover.tools.mining.table import feature_columns, is_categorical
-from structcover.tools.ranking import evaluate_ranking, standard_specs
+from structcover.tools.mining.ranking import evaluate_ranking, standard_specs
 
 _NOT_FEATURES = {"program_id", "task_id", "round", "correct", "speedup", "runtime_ms", "program",
                  "prompt", "policy", "model", "source", "device", "gpu", "meta"}

@@ -23,9 +23,9 @@ def simulate(
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Write rollouts.parquet (all rounds) and round_<N>.parquet; rewards are simulated."""
-    from structcover.tools.datasets import write_parquet
-    from structcover.tools.simulate import SimulationSettings, load_measurements
-    from structcover.tools.simulate import simulate as run
+    from structcover.tools.data.datasets import write_parquet
+    from structcover.tools.simulation.simulate import SimulationSettings, load_measurements
+    from structcover.tools.simulation.simulate import simulate as run
 
     try:
         settings = SimulationSettings(rounds=rounds, rollouts_per_task=rollouts,
@@ -42,7 +42,7 @@ def simulate(
                "reward_source": table["reward_source"].value_counts().to_dict(),
                "files": files,
                "note": "SIMULATED rollouts: rewards come from the analytical GPU model "
-                       "(tools/gpu_model.py) unless measured timings were given"}
+                       "(tools/simulation/gpu_model.py) unless measured timings were given"}
     if as_json:
         print_json(summary)
         return

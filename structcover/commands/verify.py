@@ -9,7 +9,7 @@ import typer
 from structcover.commands._output import console, fail, print_json, print_table
 from structcover.config import load_settings
 from structcover.schema import TaskSpec, Verdict
-from structcover.tools.corpus import corpus_root, find_task, load_task
+from structcover.tools.data.corpus import corpus_root, find_task, load_task
 
 
 def _resolve_reference(ref: str, task_file: Path | None) -> Path | None:

@@ -1,1 +1,1 @@
-"""The sample corpus shipped with the tool: one folder per task family (see tools/corpus.py)."""
+"""The sample corpus shipped with the tool: one folder per task family (see tools/data/corpus.py)."""

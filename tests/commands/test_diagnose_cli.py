@@ -96,7 +96,7 @@ def test_simulate_cli_labels_rewards(tmp_path):
 
 
 def test_diagnose_extracts_features_from_program_text(tmp_path):
-    from structcover.tools.corpus import load_corpus
+    from structcover.tools.data.corpus import load_corpus
 
     fams = load_corpus()
     if not fams:

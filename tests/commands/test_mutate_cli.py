@@ -5,7 +5,7 @@ import pytest
 from typer.testing import CliRunner
 
 from structcover.cli import app
-from structcover.tools.corpus import find_task
+from structcover.tools.data.corpus import find_task
 from structcover.tools.mutations.stats import OperatorStats, StatsTable, save_stats
 
 runner = CliRunner()

@@ -104,7 +104,7 @@ def test_missing_inputs_are_clear_errors(task_dir):
 
 
 def test_corpus_task_id_uses_corpus_reference(monkeypatch, tmp_path):
-    from structcover.tools.corpus import load_corpus
+    from structcover.tools.data.corpus import load_corpus
 
     families = load_corpus()
     if not families:
@@ -149,7 +149,7 @@ def test_compile_only_backend_reports_compiled_not_equivalent(tmp_path, monkeypa
 
 
 def test_real_cpu_backend_on_a_corpus_variant():
-    from structcover.tools.corpus import find_task
+    from structcover.tools.data.corpus import find_task
     from structcover.tools.verify.select import CpuBackend
 
     ok, why = CpuBackend().available()

@@ -150,7 +150,7 @@ def compute_stats(*, per_family: int | None = None, operators: list[str] | None 
         applied_per_family: Stop trying an operator on a family once it applied to this many
             of its programs (bounds the emulator time; the counts say how many were tried).
     """
-    from structcover.tools.corpus import load_corpus
+    from structcover.tools.data.corpus import load_corpus
 
     ops = registry()
     names = operators or list(ops)

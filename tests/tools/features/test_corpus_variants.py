@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from structcover.tools.corpus import load_corpus
+from structcover.tools.data.corpus import load_corpus
 from structcover.tools.features.extract import extract_values
 
 #: Features that define structure (size-like counts such as ast.nodes left out).

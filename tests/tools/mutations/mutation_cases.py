@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from structcover.schema import TaskSpec
-from structcover.tools.corpus import load_corpus, load_task
+from structcover.tools.data.corpus import load_corpus, load_task
 
 DATA = Path(__file__).parent / "data"
 

@@ -69,7 +69,7 @@ def test_stats_record_counts_failures_as_failures(tmp_path):
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
 def test_compute_stats_without_backend_counts_variants_as_unverified(tmp_path):
-    from structcover.tools.corpus import find_task
+    from structcover.tools.data.corpus import find_task
     from structcover.tools.mutations.stats import compute_stats
 
     family = find_task("saxpy")[1]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from structcover.config import VerifySettings
-from structcover.tools.corpus import load_corpus
+from structcover.tools.data.corpus import load_corpus
 from structcover.tools.verify.equivalence import ReferenceCache, check_equivalence
 from structcover.tools.verify.select import CpuBackend
 

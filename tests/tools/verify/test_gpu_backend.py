@@ -172,7 +172,7 @@ def test_gpu_launch_error_is_reported():
 @pytest.mark.gpu
 @needs_gpu
 def test_gpu_equivalence_against_corpus_reference():
-    from structcover.tools.corpus import load_corpus
+    from structcover.tools.data.corpus import load_corpus
     from structcover.tools.verify.equivalence import ReferenceCache, check_equivalence
 
     family = load_corpus()[0]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from structcover.tools.corpus import load_corpus
+from structcover.tools.data.corpus import load_corpus
 from structcover.tools.verify.hacking import (CHECKS, check_device_globals,
                                               check_no_library_delegation,
                                               check_no_precision_downgrade,

@@ -1,7 +1,7 @@
 """The coverage archive B(F*): bins over the critical features, frozen at round 0 (DESIGN.md §5).
 
 Two geometries, pyribs-style: :class:`GridArchive` (product of per-feature levels / edges) and
-:class:`structcover.tools.cvt.CVTArchive` (centroids from seeded k-means, used when the dimension count exceeds
+:class:`structcover.tools.coverage.cvt.CVTArchive` (centroids from seeded k-means, used when the dimension count exceeds
 ``ArchiveSettings.cvt_above_dims``). Both keep per-bin count, best and mean reward, and both
 are saved as JSON with their frozen geometry so later rounds bin identically.
 """
@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from structcover.config import ArchiveSettings
-from structcover.tools.bins import Bound, Dimension, reward_of
+from structcover.tools.coverage.bins import Bound, Dimension, reward_of
 
 ARCHIVE_FILE = "archive.json"
 STATUS_NEW, STATUS_IMPROVED, STATUS_NOT_ADDED = "new", "improved", "not_added"
@@ -246,7 +246,7 @@ def build_archive(table: pd.DataFrame, features: list[str], *,
         raise ValueError(f"build_archive: feature table lacks {missing}")
     dims = [Dimension.fit(f, table[f], bins=settings.bins_per_feature) for f in features]
     if len(dims) > settings.cvt_above_dims:
-        from structcover.tools.cvt import CVTArchive  # cvt imports this module
+        from structcover.tools.coverage.cvt import CVTArchive  # cvt imports this module
 
         return CVTArchive.fit(table, dims=dims, cells=settings.cvt_cells, seed=seed,
                               frozen_round=frozen_round)
@@ -259,7 +259,7 @@ def archive_from_state(state: dict[str, Any]) -> Archive:
     if state["kind"] == "grid":
         arch: Archive = GridArchive(dims=dims, frozen_round=state.get("frozen_round", 0))
     elif state["kind"] == "cvt":
-        from structcover.tools.cvt import CVTArchive
+        from structcover.tools.coverage.cvt import CVTArchive
 
         arch = CVTArchive(dims=dims, centers=np.asarray(state["centers"]), mean=state["mean"],
                           scale=state["scale"], cell_bounds=state["cell_bounds"],

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from structcover.schema import Reward, Trajectory
-from structcover.tools.contrast import contrast_pairs, export_pairs, optimization_score
+from structcover.tools.curation.contrast import contrast_pairs, export_pairs, optimization_score
 
 NAIVE = """__global__ void k(const float* x, float* y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;

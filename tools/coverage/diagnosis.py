@@ -18,12 +18,12 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from structcover.config import ArchiveSettings
-from structcover.tools.archive import Archive, GridArchive
-from structcover.tools.bins import reward_of
-from structcover.tools.entropy import CollapseReport, EntropyReport, detect_collapse, entropy_report
-from structcover.tools.feasibility import InfeasibilityProof, RejectedProof, check_proofs
-from structcover.tools.gaps import Gap, prioritize_gaps
-from structcover.tools.srmis import SRMisReport, cross_val_predict_structural, mismatch_report, r_perf
+from structcover.tools.coverage.archive import Archive, GridArchive
+from structcover.tools.coverage.bins import reward_of
+from structcover.tools.coverage.entropy import CollapseReport, EntropyReport, detect_collapse, entropy_report
+from structcover.tools.coverage.feasibility import InfeasibilityProof, RejectedProof, check_proofs
+from structcover.tools.coverage.gaps import Gap, prioritize_gaps
+from structcover.tools.coverage.srmis import SRMisReport, cross_val_predict_structural, mismatch_report, r_perf
 
 
 class FeatureSummary(BaseModel):

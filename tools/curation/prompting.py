@@ -16,7 +16,7 @@ from string import Template
 from typing import Any
 
 from structcover.schema import TaskSpec, Verdict
-from structcover.tools.bins import Bound
+from structcover.tools.coverage.bins import Bound
 
 _ITEM = re.compile(r"\s*([\w.]+)\s*=\s*(\[[^\]\)]*[\]\)]|\([^\]\)]*[\]\)]|[^,]+)\s*(?:,|$)")
 

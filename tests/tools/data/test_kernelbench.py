@@ -1,6 +1,6 @@
 """Extraction of inline CUDA from KernelBench-style Python files."""
 
-from structcover.tools.kernelbench import extract_cuda_sources
+from structcover.tools.data.kernelbench import extract_cuda_sources
 
 
 def test_extracts_cuda_strings_in_order_and_skips_prose() -> None:

@@ -17,10 +17,10 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
-from structcover.tools.archive import Archive
-from structcover.tools.diagnosis import Diagnosis
-from structcover.tools.report_template import TEMPLATE
-from structcover.tools.atomic import write_text
+from structcover.tools.coverage.archive import Archive
+from structcover.tools.coverage.diagnosis import Diagnosis
+from structcover.tools.report.template import TEMPLATE
+from structcover.tools.data.atomic import write_text
 
 
 class RoundPoint(BaseModel):

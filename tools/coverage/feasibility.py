@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from structcover.tools.archive import Archive
+from structcover.tools.coverage.archive import Archive
 
 
 class InfeasibilityProof(BaseModel):

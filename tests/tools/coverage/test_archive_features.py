@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from structcover.config import ArchiveSettings
-from structcover.tools.diagnosis_state import archive_features
+from structcover.tools.coverage.diagnosis_state import archive_features
 from structcover.tools.features.registry import BY_NAME, is_structural
 from structcover.tools.mining import Discovery, DiscoveryCounts, DiscoveryRun, FeatureReport
 

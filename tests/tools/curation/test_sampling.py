@@ -9,9 +9,9 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from structcover.tools.archive import build_archive
-from structcover.tools.diagnosis import diagnose
-from structcover.tools.sampling import coverage_weights, export_curation, resample
+from structcover.tools.coverage.archive import build_archive
+from structcover.tools.coverage.diagnosis import diagnose
+from structcover.tools.curation.sampling import coverage_weights, export_curation, resample
 
 
 def test_weights_inverse_count_and_sum_to_n():

@@ -20,8 +20,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from structcover.schema import content_hash
-from structcover.tools.atomic import atomic_write
-from structcover.tools.kernelbench import extract_cuda_sources
+from structcover.tools.data.atomic import atomic_write
+from structcover.tools.data.kernelbench import extract_cuda_sources
 
 #: Columns of the normalized record, in order.
 RECORD_COLUMNS = ["program_id", "task_id", "prompt", "program", "correct", "speedup",

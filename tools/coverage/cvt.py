@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from structcover.tools.archive import Archive
-from structcover.tools.bins import Bound, Dimension
+from structcover.tools.coverage.archive import Archive
+from structcover.tools.coverage.bins import Bound, Dimension
 
 
 class CVTArchive(Archive):

@@ -9,7 +9,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from structcover.tools.datasets import (DatasetError, load_trajectories, parse_column_map,
+from structcover.tools.data.datasets import (DatasetError, load_trajectories, parse_column_map,
                                         write_jsonl, write_parquet, write_records)
 
 GOOD = "__global__ void k(float* a) { a[threadIdx.x] = 1.0f; }"

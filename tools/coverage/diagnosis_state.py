@@ -18,12 +18,12 @@ from typing import Any
 import pandas as pd
 
 from structcover.config import ArchiveSettings, DiscoverySettings
-from structcover.tools.archive import ARCHIVE_FILE, Archive, build_archive, load_archive
-from structcover.tools.diagnosis import Diagnosis, diagnose
-from structcover.tools.entropy import EntropyReport
-from structcover.tools.feasibility import InfeasibilityProof
-from structcover.tools.report import RoundPoint
-from structcover.tools.atomic import write_text
+from structcover.tools.coverage.archive import ARCHIVE_FILE, Archive, build_archive, load_archive
+from structcover.tools.coverage.diagnosis import Diagnosis, diagnose
+from structcover.tools.coverage.entropy import EntropyReport
+from structcover.tools.coverage.feasibility import InfeasibilityProof
+from structcover.tools.report.html_report import RoundPoint
+from structcover.tools.data.atomic import write_text
 
 
 @dataclass
@@ -148,7 +148,7 @@ def archive_features(discovery: Any | None, table: pd.DataFrame, notes: list[str
 
 def _splits(values: pd.Series, s: ArchiveSettings) -> bool:
     """Whether the feature's frozen levels/edges give at least two bins (else a dead axis)."""
-    from structcover.tools.bins import Dimension  # noqa: PLC0415
+    from structcover.tools.coverage.bins import Dimension  # noqa: PLC0415
 
     try:
         return Dimension.fit(str(values.name), values, bins=s.bins_per_feature).n_bins >= 2

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from structcover.schema import TaskSpec
-from structcover.tools.archive import build_archive
-from structcover.tools.corpus import load_corpus
-from structcover.tools.diagnosis import diagnose
-from structcover.tools.gpu_model import GpuSpec, Workload, predict_time_s, workload
-from structcover.tools.simulate import SimulationSettings, simulate
+from structcover.tools.coverage.archive import build_archive
+from structcover.tools.data.corpus import load_corpus
+from structcover.tools.coverage.diagnosis import diagnose
+from structcover.tools.simulation.gpu_model import GpuSpec, Workload, predict_time_s, workload
+from structcover.tools.simulation.simulate import SimulationSettings, simulate
 
 FEATS = ["smem.tiled", "mem.coalesced_fraction", "warp.shuffle_reduction"]
 

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from structcover.tools.archive import build_archive
-from structcover.tools.diagnosis import diagnose
-from structcover.tools.report import RoundPoint, render_report, write_report
+from structcover.tools.coverage.archive import build_archive
+from structcover.tools.coverage.diagnosis import diagnose
+from structcover.tools.report.html_report import RoundPoint, render_report, write_report
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 

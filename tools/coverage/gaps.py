@@ -18,9 +18,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from structcover.tools.bins import Bound
-from structcover.tools.entropy import CollapseReport
-from structcover.tools.srmis import SRMisReport
+from structcover.tools.coverage.bins import Bound
+from structcover.tools.coverage.entropy import CollapseReport
+from structcover.tools.coverage.srmis import SRMisReport
 
 GapKind = Literal["zero", "low", "shortcut", "hidden-optimization"]
 _BASE = {"zero": 1.0, "shortcut": 0.8, "hidden-optimization": 0.8, "low": 0.5}

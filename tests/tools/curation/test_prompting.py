@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from structcover.schema import TaskSpec, Verdict
-from structcover.tools.prompting import (constraint_sentences, export_rl_tasks, feedback_lines, fill,
+from structcover.tools.curation.prompting import (constraint_sentences, export_rl_tasks, feedback_lines, fill,
                                          gap_to_rl_row, parse_bin_label, render_generate,
                                          render_retry)
 

@@ -44,7 +44,7 @@ def structural_codes(table: pd.DataFrame, features: list[str], *, bins: int = 4)
     Binning uses the features alone (never the reward), so fitting it on the whole table
     leaks nothing into the cross-validation.
     """
-    from structcover.tools.bins import Dimension
+    from structcover.tools.coverage.bins import Dimension
 
     cols = []
     for f in features:

@@ -20,10 +20,10 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
-from structcover.tools.archive import Archive
-from structcover.tools.atomic import write_text
-from structcover.tools.bins import Bound
-from structcover.tools.datasets import write_jsonl, write_parquet
+from structcover.tools.coverage.archive import Archive
+from structcover.tools.data.atomic import write_text
+from structcover.tools.coverage.bins import Bound
+from structcover.tools.data.datasets import write_jsonl, write_parquet
 
 
 def coverage_weights(bins: np.ndarray, *, eps: float = 1.0) -> np.ndarray:
@@ -89,7 +89,7 @@ def render_constraint(bounds: dict[str, Bound]) -> str:
 def _task_context(task_id: str) -> tuple[str, str, str | None]:
     """(description, launcher prototype, reference) from the corpus, when it has the task."""
     try:
-        from structcover.tools.corpus import find_task
+        from structcover.tools.data.corpus import find_task
 
         spec, _ = find_task(task_id)
         return spec.description or spec.family, spec.c_signature(), spec.reference

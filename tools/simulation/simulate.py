@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 
 from structcover.schema import content_hash
-from structcover.tools.corpus import TaskFamily, load_corpus
-from structcover.tools.gpu_model import GpuSpec, predict_time_s, workload
+from structcover.tools.data.corpus import TaskFamily, load_corpus
+from structcover.tools.simulation.gpu_model import GpuSpec, predict_time_s, workload
 
 
 

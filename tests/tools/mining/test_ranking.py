@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from discovery_sim import policy_world  # noqa: E402
 
-from structcover.tools.ranking import (  # noqa: E402
+from structcover.tools.mining.ranking import (  # noqa: E402
     PredictorSpec,
     evaluate_ranking,
     make_pairs,

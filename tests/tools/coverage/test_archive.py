@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from structcover.config import ArchiveSettings
-from structcover.tools.archive import GridArchive, build_archive, load, load_archive
-from structcover.tools.bins import Dimension
-from structcover.tools.cvt import CVTArchive
+from structcover.tools.coverage.archive import GridArchive, build_archive, load, load_archive
+from structcover.tools.coverage.bins import Dimension
+from structcover.tools.coverage.cvt import CVTArchive
 
 
 def _table(frac, tiled, speed, correct=None):

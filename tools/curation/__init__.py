@@ -1,0 +1,1 @@
+"""Stage 3, curation: coverage-gated sampling, constrained prompts, contrast pairs."""

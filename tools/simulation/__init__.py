@@ -1,0 +1,1 @@
+"""Simulated rounds: a collapsing policy and an analytical GPU model (rewards labeled simulated)."""
