@@ -19,11 +19,11 @@ import time
 from pathlib import Path
 
 import pandas as pd
-
-from structcover.reward import compute_score
 from structcover.tools.coverage.archive import GridArchive
 from structcover.tools.coverage.bins import Dimension
 from structcover.tools.data.corpus import load_corpus
+
+from structcover.reward import compute_score
 
 
 def two_kb_programs(target: int = 2048) -> list[str]:

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["compute_score", "extract_program", "CoverageLookup"]
+__all__ = ["CoverageLookup", "compute_score", "extract_program"]
 
 BaseScore = Callable[[str, str, Any, dict[str, Any] | None], Any]
 
