@@ -1,0 +1,80 @@
+"""The Diagnoser: runs discovery and per-task diagnosis through the coverage tool and memory,
+and returns the gaps worth targeting, prioritized, each with its reasons.
+
+The policy seam: :class:`DiagnosisPolicy` orders the gaps. The offline policy keeps the
+coverage tool's priority (zero bins, low bins, collapsed features, high-SRMis bins) and
+breaks ties by task and bin label so that a seed gives one order; an LLM policy may reorder
+(a later issue) but never invents a gap the tools did not report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from structcover.agents.ports import Toolbox
+from structcover.graphs.state import GapState, TaskCoverageState
+
+
+class DiagnosisPolicy(Protocol):
+    """Orders the gaps the tools reported."""
+
+    def order(self, gaps: list[GapState]) -> list[GapState]:
+        """The gaps, most worth targeting first."""
+
+
+class OfflineDiagnosisPolicy:
+    """Highest priority first; ties by (task, bin) for a stable order."""
+
+    def order(self, gaps: list[GapState]) -> list[GapState]:
+        """Sort by (-priority, task, bin)."""
+        return sorted(gaps, key=lambda g: (-g["priority"], g["task"], g["bin"]))
+
+
+@dataclass
+class Diagnosis:
+    """The Diagnoser's answer."""
+
+    f_star: list[str]
+    drift: list[str]
+    coverage: list[TaskCoverageState]
+    gaps: list[GapState]
+
+
+class Diagnoser:
+    """Discovery + diagnosis + memory -> prioritized gaps."""
+
+    def __init__(self, policy: DiagnosisPolicy | None = None, max_failures: int = 3) -> None:
+        self.policy = policy or OfflineDiagnosisPolicy()
+        self.max_failures = max_failures
+
+    def diagnose(self, tools: Toolbox, added: list[dict[str, Any]]) -> Diagnosis:
+        """Diagnose the data plus ``added`` programs.
+
+        Memory overrides the coverage tool's status for gaps an earlier round proved
+        infeasible (skipped from now on) and carries over each gap's failure count, so a
+        second round neither re-tries a proven-infeasible bin nor forgets its history.
+        """
+        f_star, drift = tools.coverage.discover()
+        coverage = tools.coverage.per_task(added)
+        gaps = []
+        for gap in tools.coverage.gaps(added):
+            mem = tools.memory.gap(gap["task"], gap["bin"])
+            gap = GapState(**gap)  # a copy: the tool's list stays untouched
+            gap["failures"] = max(gap["failures"], len(mem.failures))
+            if mem.status == "infeasible" and gap["status"] != "filled":
+                gap["status"] = "infeasible"
+                gap["reasons"] = [*gap["reasons"], f"proven infeasible: {mem.proof}"]
+            elif mem.last_stage == "no-candidate" and gap["status"] == "open":
+                # Synthesis is deterministic: with no (parent, chain) left, a retry repeats it.
+                gap["failures"] = max(gap["failures"], self.max_failures)
+                gap["reasons"] = [*gap["reasons"], f"no candidate: {mem.last_reason}"]
+            gaps.append(gap)
+        return Diagnosis(f_star=f_star, drift=drift, coverage=coverage,
+                         gaps=self.policy.order(gaps))
+
+    def remaining(self, gaps: list[GapState]) -> list[GapState]:
+        """Open gaps still worth an attempt (not filled, not infeasible, under the failure
+        limit), in the policy's order."""
+        return [g for g in gaps if g["status"] in ("open", "targeted")
+                and g["failures"] < self.max_failures]

@@ -1,0 +1,120 @@
+"""The typed tools the agents call, as protocols: coverage, memory, planning, mutation and
+candidate verification.
+
+The agents hold no analysis of their own; every number they act on comes through one of
+these. The campaign runner (``structcover.campaign``) binds them to the real tools
+(``tools.coverage``, ``tools.store``, ``tools.curation.planner``, ``tools.mutations``,
+``tools.verify.pipeline``); the tests bind small fakes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from structcover.graphs.state import GapState, TaskCoverageState, Verdict
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A verified program near a target bin, a starting point for mutation."""
+
+    program_id: str
+    source: str
+    features: dict[str, Any]
+    distance: float
+
+
+@dataclass(frozen=True)
+class MutantSource:
+    """A program an operator chain produced from a parent."""
+
+    source: str
+    operators: list[str]
+
+
+@dataclass
+class GapMemory:
+    """What memory holds about one (task, bin): status, the reason of every failed candidate
+    (``failures``; a round without any candidate is not a failure), and the last attempt."""
+
+    status: str = "open"
+    failures: list[str] = field(default_factory=list)
+    proof: str = ""
+    last_stage: str = ""
+    last_reason: str = ""
+    tried: list[str] = field(default_factory=list)  # program ids attempted, any round
+
+
+class CoverageTool(Protocol):
+    """Per-task coverage over the frozen archive."""
+
+    def discover(self) -> tuple[list[str], list[str]]:
+        """F* and the features that drifted since the previous round."""
+
+    def per_task(self, added: list[dict[str, Any]]) -> list[TaskCoverageState]:
+        """Coverage per task over the data plus the ``added`` program records."""
+
+    def gaps(self, added: list[dict[str, Any]]) -> list[GapState]:
+        """Prioritized (task, bin) gaps, infeasible ones included with status infeasible."""
+
+    def bin_of(self, features: dict[str, Any]) -> str:
+        """The archive bin a program with these features lands in ('' when none)."""
+
+
+class MemoryTool(Protocol):
+    """The campaign's long-term memory (programs, gaps, operator outcomes)."""
+
+    def nearest(self, task: str, features_or_bounds: dict[str, Any], k: int) -> list[Neighbour]:
+        """Verified programs of ``task`` nearest to the target, nearest first."""
+
+    def gap(self, task: str, bin: str) -> GapMemory:
+        """Status and failure history of one gap."""
+
+    def record_attempt(self, task: str, bin: str, attempt: dict[str, Any], round: int) -> None:
+        """Append one attempt (idempotent on the attempt's program id)."""
+
+    def set_status(self, task: str, bin: str, status: str, round: int, proof: str = "") -> None:
+        """Set a gap's status (``infeasible`` needs ``proof``)."""
+
+    def add_program(self, record: dict[str, Any], round: int) -> None:
+        """Store a verified program (idempotent on its id)."""
+
+    def record_operator(self, operator: str, family: str, ok: bool, stage: str) -> None:
+        """Fold one operator outcome into the statistics."""
+
+
+class PlannerTool(Protocol):
+    """Operator chains that move a program toward a bin."""
+
+    def plan(self, features: dict[str, Any], bounds: dict[str, str], *, seed: int,
+             k: int) -> list[list[str]]:
+        """Up to ``k`` chains (1-3 operator names), best first; empty when none helps."""
+
+
+class MutateTool(Protocol):
+    """Apply an operator chain."""
+
+    def apply(self, source: str, chain: list[str], *, seed: int) -> list[MutantSource]:
+        """Every distinct program the chain yields from ``source`` (may be empty)."""
+
+
+class VerifyTool(Protocol):
+    """Verify one candidate for one bin: compile, structure, anti-hacking, equivalence,
+    profile."""
+
+    def verify(self, source: str, task: str, bin: str) -> Verdict:
+        """The verdict; never raises on a bad candidate."""
+
+
+@dataclass
+class Toolbox:
+    """The tools bound for one campaign."""
+
+    coverage: CoverageTool
+    memory: MemoryTool
+    planner: PlannerTool
+    mutate: MutateTool
+    verify: VerifyTool
+    known_ids: frozenset[str] = frozenset()
+    family_of: dict[str, str] = field(default_factory=dict)

@@ -1,0 +1,48 @@
+"""What the campaign writes to memory after each step: every attempt with its outcome and
+reason, operator outcomes, verified programs, gap statuses, and failed-attempt proofs.
+
+A gap whose targeted attempts failed ``max_failures`` times (each with its reason) is marked
+infeasible with a ``failed-attempts`` proof, the kind ``tools.coverage.feasibility`` accepts;
+the next round's Diagnoser reads it back and skips the gap. All writes are idempotent (ids
+are content hashes), so a resumed campaign that replays a step writes nothing twice.
+"""
+
+from __future__ import annotations
+
+from structcover.agents.ports import Toolbox
+from structcover.graphs.state import TargetResult
+
+
+def record_result(tools: Toolbox, result: TargetResult, round: int, *,  # noqa: A002
+                  max_failures: int) -> None:
+    """Write one target's result to memory."""
+    task, bin_ = result["task"], result["bin"]
+    family = tools.family_of.get(task, task)
+    for a in result["attempts"]:
+        tools.memory.record_attempt(task, bin_, dict(a), round)
+        for op in a["operators"]:
+            tools.memory.record_operator(op, family, False, a["stage"])
+    if result["outcome"] == "skipped":
+        tools.memory.record_attempt(task, bin_, {"program_id": "", "parent_id": "",
+                                                 "operators": [], "stage": "no-candidate",
+                                                 "reason": result["note"], "landed_bin": ""},
+                                    round)
+    program = result["program"]
+    if program:
+        tools.memory.record_attempt(task, bin_, {"program_id": program["program_id"],
+                                                 "parent_id": program["parent_id"],
+                                                 "operators": program["operators"],
+                                                 "stage": "ok", "reason": "verified",
+                                                 "landed_bin": bin_}, round)
+        for op in program["operators"]:
+            tools.memory.record_operator(op, family, True, "ok")
+        tools.memory.add_program(program, round)
+        tools.memory.set_status(task, bin_, "filled", round)
+        return
+    failures = tools.memory.gap(task, bin_).failures
+    if len(failures) >= max_failures and result["outcome"] == "failed":
+        proof = (f"{len(failures)} targeted attempts failed: "
+                 + "; ".join(f[:120] for f in failures[-max_failures:]))
+        tools.memory.set_status(task, bin_, "infeasible", round, proof=proof)
+    else:
+        tools.memory.set_status(task, bin_, "open", round)

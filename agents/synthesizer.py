@@ -1,0 +1,121 @@
+"""The Synthesizer: for one target gap, propose the next candidate program.
+
+Offline policy: take the verified programs of the task nearest to the target bin (memory),
+ask the planner for operator chains whose recorded effects move toward the bin, and apply
+them; each (parent, chain, mutant) is tried once. Structured feedback from the Verifier
+steers the next attempt: a chain that broke equivalence, compilation or the anti-hacking
+checks pushes every chain holding that operator to the back, and a mutant that landed in
+another bin is not proposed again. An LLM policy (a later issue) plugs in at
+:class:`SynthesisPolicy` and may write programs itself; the Verifier treats both the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from structcover.agents.ports import Neighbour, Toolbox
+from structcover.graphs.state import Candidate, Feedback, TargetState
+from structcover.schema import content_hash
+
+#: Failure stages that speak against the operator rather than the bin.
+_BAD_OPERATOR_STAGES = ("compile", "equivalence", "anti-hacking")
+
+
+@dataclass
+class Proposal:
+    """A candidate, or why there is none."""
+
+    candidate: Candidate | None
+    reason: str = ""
+
+
+class SynthesisPolicy(Protocol):
+    """Chooses the next (parent, chain) to try."""
+
+    def options(self, tools: Toolbox, target: TargetState,
+                neighbours: list[Neighbour]) -> list[tuple[Neighbour, list[str]]]:
+        """Candidate (parent, operator chain) pairs, best first."""
+
+
+class OfflineSynthesisPolicy:
+    """Nearest parents x planner chains, feedback-aware ordering."""
+
+    def __init__(self, chains_per_parent: int = 4) -> None:
+        self.chains_per_parent = chains_per_parent
+
+    def options(self, tools: Toolbox, target: TargetState,
+                neighbours: list[Neighbour]) -> list[tuple[Neighbour, list[str]]]:
+        """Interleave parents and chains (parent rank + chain rank), then move chains with an
+        operator that failed a hard stage to the back; the order is stable for a seed."""
+        bad = {op for f in target["feedback"] if f["stage"] in _BAD_OPERATOR_STAGES
+               for op in f["operators"]}
+        ranked: list[tuple[int, int, int, Neighbour, list[str]]] = []
+        for p, parent in enumerate(neighbours):
+            chains = tools.planner.plan(parent.features, target["bounds"], seed=target["seed"],
+                                        k=self.chains_per_parent)
+            for c, chain in enumerate(chains):
+                ranked.append((int(any(op in bad for op in chain)), p + c, p, parent, chain))
+        ranked.sort(key=lambda r: (r[0], r[1], r[2]))
+        return [(r[3], r[4]) for r in ranked]
+
+
+class Synthesizer:
+    """Proposes candidates for one target."""
+
+    def __init__(self, policy: SynthesisPolicy | None = None, neighbours: int = 3) -> None:
+        self.policy = policy or OfflineSynthesisPolicy()
+        self.neighbours = neighbours
+
+    def propose(self, tools: Toolbox, target: TargetState) -> Proposal:
+        """The next untried candidate for ``target``, or the reason there is none.
+
+        A mutant equal to a program already in the data or corpus is not new: it is skipped
+        (re-using a program is reweighting, which the campaign reports apart).
+        """
+        parents = tools.memory.nearest(target["task"], dict(target["bounds"]),
+                                       k=self.neighbours)
+        if not parents:
+            return Proposal(None, "no verified program of this task to start from")
+        # Memory holds what earlier steps and rounds tried: never propose those again.
+        tried = set(target["tried"]) | set(tools.memory.gap(target["task"], target["bin"]).tried)
+        options = self.policy.options(tools, target, parents)
+        if not options:
+            return Proposal(None, "the planner knows no operator chain that moves the "
+                                  f"nearest programs toward {target['bin']}")
+        copies = 0
+        for parent, chain in options:
+            key = _key(parent.program_id, chain)
+            if key in tried:
+                continue
+            for mutant in tools.mutate.apply(parent.source, chain, seed=target["seed"]):
+                pid = content_hash(mutant.source)
+                if pid in tried:
+                    continue
+                if pid in tools.known_ids:
+                    copies += 1
+                    continue
+                return Proposal(Candidate(program_id=pid, source=mutant.source,
+                                          parent_id=parent.program_id,
+                                          operators=list(mutant.operators), kind="mutant"))
+            tried.add(key)  # this chain yields nothing new from this parent
+        why = f"all {len(options)} planned (parent, chain) options tried"
+        if copies:
+            why += f"; {copies} mutant(s) were copies of existing programs (reuse, not new)"
+        return Proposal(None, why)
+
+
+def tried_keys(candidate: Candidate) -> list[str]:
+    """Keys that mark a candidate as tried (its id and its parent+chain)."""
+    return [candidate["program_id"], _key(candidate["parent_id"], candidate["operators"])]
+
+
+def feedback_of(candidate: Candidate, stage: str, reason: str, landed_bin: str) -> Feedback:
+    """Structured feedback for one failed candidate."""
+    return Feedback(program_id=candidate["program_id"], parent_id=candidate["parent_id"],
+                    operators=list(candidate["operators"]), stage=stage, reason=reason,
+                    landed_bin=landed_bin)
+
+
+def _key(parent_id: str, chain: list[str]) -> str:
+    return f"{parent_id}:{'+'.join(chain)}"
