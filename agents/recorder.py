@@ -13,7 +13,7 @@ from structcover.agents.ports import Toolbox
 from structcover.graphs.state import TargetResult
 
 
-def record_result(tools: Toolbox, result: TargetResult, round: int, *,  # noqa: A002
+def record_result(tools: Toolbox, result: TargetResult, round: int, *,
                   max_failures: int) -> None:
     """Write one target's result to memory."""
     task, bin_ = result["task"], result["bin"]

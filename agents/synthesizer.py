@@ -16,6 +16,7 @@ from typing import Protocol
 
 from structcover.agents.ports import Neighbour, Toolbox
 from structcover.graphs.state import Candidate, Feedback, TargetState
+
 from structcover.schema import content_hash
 
 #: Failure stages that speak against the operator rather than the bin.

@@ -18,11 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
-from langchain_core.runnables import RunnableConfig
 from langgraph.types import Send, interrupt
-
 from structcover.agents.diagnoser import Diagnoser
 from structcover.agents.ports import Toolbox
 from structcover.agents.recorder import record_result

@@ -10,6 +10,7 @@ from typing import Any
 
 from structcover.agents.ports import GapMemory, MutantSource, Neighbour, Toolbox
 from structcover.graphs.state import GapState, TaskCoverageState, Verdict
+
 from structcover.schema import content_hash
 
 REUSE = ("none", "smem", "reg")

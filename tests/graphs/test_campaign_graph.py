@@ -8,7 +8,6 @@ from pathlib import Path
 from campaign_fakes import INFEASIBLE, world
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
-
 from structcover.graphs.campaign import CampaignContext, Limits, compile_graph
 
 
