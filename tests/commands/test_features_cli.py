@@ -62,7 +62,8 @@ def test_patterns_are_mined_saved_and_counted(tmp_path):
     assert result.exit_code == 0, result.output
     saved = json.loads(pats.read_text())
     rows = json.loads(result.stdout)
-    names = [k for k in rows[0]["values"] if k.startswith("pattern.")]
+    mined = {f"pattern.{p['id']}" for p in saved["patterns"]}
+    names = [k for k in rows[0]["values"] if k in mined]
     assert len(names) == len(saved["patterns"]) > 0
 
 

@@ -288,7 +288,7 @@ class Resolver:
                 raise NotAffine("divide by thread index")
             if not thread_dependent(a):
                 return {("~q:" + node.text.decode("utf-8", "replace"),): 1.0}, chain
-            if d is not None and d < 32:
+            if d is not None and d < 32 and _lane_part(a):
                 raise NotAffine("sub-warp division")
             # A thread index divided by >= a warp (or by a size) is uniform within a warp:
             # a thread-derived symbol with no lane component (warp id, row of a 2-D index).
@@ -303,8 +303,15 @@ class Resolver:
             modulus = (kb + 1 if o == "&" else kb) if kb is not None else None
             if modulus is not None and modulus < 32 and lane:
                 raise NotAffine("sub-warp modulo")
-            return _add(lane, {("~r:" + node.text.decode("utf-8", "replace"),): 1.0}), chain
+            # The remainder of a thread-derived value stays thread-derived ("~t" prefix).
+            tag = "~tr:" if thread_dependent(a) else "~r:"
+            return _add(lane, {(tag + node.text.decode("utf-8", "replace"),): 1.0}), chain
         raise NotAffine(o)
+
+
+def _lane_part(p: Poly) -> Poly:
+    """Monomials that vary across the lanes of a warp (hold ``threadIdx.x``)."""
+    return {m: c for m, c in p.items() if "tid.x" in m}
 
 
 def _thread_part(p: Poly) -> Poly:

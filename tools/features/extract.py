@@ -24,16 +24,18 @@ from structcover.schema import FeatureVector, content_hash
 from structcover.tools.cuda_ast import embedded_cuda, looks_like_python, parse
 from structcover.tools.features.ast import ast_features
 from structcover.tools.features.dataflow import Resolver, dataflow_features
+from structcover.tools.features.expert import delegation_features, expert_features
 from structcover.tools.features.facts import collect
 from structcover.tools.features.memory import collect_accesses, memory_features
 from structcover.tools.features.parallel import parallel_features
 from structcover.tools.features.patterns import PatternSet, pattern_counts
 from structcover.tools.features.registry import FEATURES, NAMES, defaults
+from structcover.tools.features.structure import pattern_features
 from structcover.tools.features.tasklevel import detect_language, task_features
 from structcover.tools.features.tiling import tiling_features
 
 #: Bump when any feature's definition changes: it invalidates cached results.
-EXTRACTOR_VERSION = "1"
+EXTRACTOR_VERSION = "2"
 DEFAULT_MAX_BYTES = 5_000_000
 
 
@@ -96,14 +98,18 @@ def _extract_values(source: str | bytes, patterns: PatternSet | None,
             _safe(values, parallel_features, facts, mem, resolvers)
             _safe(values, ast_features, facts, resolvers)
             _safe(values, dataflow_features, facts, resolvers)
+            _safe(values, expert_features, facts, mem, resolvers)
             if patterns is not None:
                 _safe(values, pattern_counts, parsed.root, patterns)
         _safe(values, task_features, facts, language, text)
+        _safe(values, delegation_features, facts, text, language)
         if language in ("triton", "cute") and facts is None:
             from structcover.tools.features.tasklevel import python_features
             values["kernel.count"] = python_features(text)["kernel.count"]
     except Exception:  # noqa: BLE001 - never raise on input (issue: robustness)
         values["parse.extract_error"] = True
+    # Patterns are derived from whatever the families reported, so they are always set.
+    _safe(values, pattern_features, values)
     return values
 
 

@@ -111,6 +111,7 @@ class _Walker:
                 func.local_ptrs.add(name)
             elif itype == "array_declarator":
                 func.local_arrays.add(name)
+                func.local_array_dims[name] = shared_dims(decl)[1]
 
     def assignment(self, node: Node) -> None:
         left = node.child_by_field_id(_F_LEFT)

@@ -63,6 +63,8 @@ class Func:
     loop_vars: dict[bytes, Node] = field(default_factory=dict)  # name -> for_statement
     local_ptrs: set[bytes] = field(default_factory=set)
     local_arrays: set[bytes] = field(default_factory=set)
+    #: Dimension-size nodes of local (register) arrays, outermost first.
+    local_array_dims: dict[bytes, list[Node]] = field(default_factory=dict)
     shared: dict[bytes, SharedArray] = field(default_factory=dict)
     calls: list[tuple[bytes, Site]] = field(default_factory=list)
     subscripts: list[Site] = field(default_factory=list)

@@ -36,7 +36,8 @@ def _f(name: str, kind: Kind, description: str, *, structural: bool = True) -> F
 
 
 #: Name prefixes of non-structural (size / meta) features, for names not in the registry
-#: (mined ``pattern.*`` counts, code length columns, parse health).
+#: (mined ``pattern.<id>`` counts, code length columns, parse health). The registered
+#: structural patterns (``pattern.global_access`` ...) say so themselves.
 NON_STRUCTURAL_PREFIXES: tuple[str, ...] = ("program.", "code.", "parse.", "pattern.", "task.",
                                             "ast.nodes")
 
@@ -134,6 +135,56 @@ FEATURES: tuple[FeatureSpec, ...] = (
     _f("host.device_syncs", "count", "cudaDeviceSynchronize / cudaStreamSynchronize calls"),
     _f("host.memcpy", "count", "cudaMemcpy* calls"),
     _f("host.events", "count", "cudaEvent* calls (timing in the program itself is suspicious)"),
+    # -- optimizations experts name (tools/features/expert.py) --------------------------------
+    _f("reg.outputs_per_thread", "count",
+       "output elements one thread stores: global stores x vector lanes x constant trip "
+       "counts of the loops around them (register tiling raises it)"),
+    _f("reg.accumulators", "count",
+       "elements of local (register) arrays accumulated inside loops (acc[i][j] += ...)"),
+    _f("reg.tiled", "bool", "register tiling: a register-array accumulator of >= 2 elements"),
+    _f("smem.reads_per_staged", "float",
+       "shared-memory reads per element stored to shared memory (loop trips counted): the "
+       "reuse a staged tile gets"),
+    _f("pipeline.double_buffered", "bool",
+       "software pipelining: a shared array with a 2..8 stage dimension indexed by a "
+       "variable (ping-pong), or async copies with waits (cp.async, __pipeline_*, "
+       "cuda::memcpy_async)"),
+    _f("pipeline.stages", "count", "stages of the multi-buffered shared array (2 = ping-pong)"),
+    _f("pipeline.async_copy", "bool",
+       "asynchronous global-to-shared copies (cp.async, __pipeline_memcpy_async, "
+       "cuda::memcpy_async)"),
+    _f("warp.tiling", "bool",
+       "warp-level tiling: a shared-memory read in a loop indexed through a warp id "
+       "(thread index / 32)"),
+    _f("mem.vector_width_global", "count",
+       "widest global access in elements (float4 -> 4; 1 = scalar)"),
+    _f("mem.vector_width_shared", "count", "widest shared-memory access in elements"),
+    _f("intensity.flop_per_byte", "float",
+       "static FLOP per global byte per thread (loop trips counted; unknown trips weigh 16)"),
+    _f("fusion.kernel_stages", "count",
+       "most computation stages in one kernel: reduction loops plus distinct elementwise "
+       "math functions (a fused kernel has several)"),
+    _f("fusion.launches_per_forward", "count",
+       "kernel launch sites plus heavy library calls per program (one forward pass)"),
+    _f("lib.delegates_heavy_op", "bool",
+       "the heavy op (GEMM, convolution, attention) is delegated to a library "
+       "(cuBLAS, cuDNN, torch/ATen)"),
+    _f("sync.grid", "bool", "grid-wide synchronization (cooperative groups grid sync)"),
+    # -- structural patterns (tools/features/structure.py; rules in docs/FEATURES.md) --------
+    _f("pattern.global_access", "category",
+       "coalesced / strided / broadcast / indirect / mixed / none: any indirect -> indirect; "
+       "coalesced and strided -> mixed; else the one present; only unknown -> mixed"),
+    _f("pattern.reuse", "category",
+       "none / smem_staging / smem_tiling / register_tiling / smem_and_register: register "
+       "tiling = reg.tiled; smem tiling = smem.tiled with >= 2 reads per staged element"),
+    _f("pattern.sync", "category",
+       "none / block / warp / block_and_warp / atomic_or_grid: global atomics or grid sync "
+       "first, else block barriers and warp primitives"),
+    _f("pattern.intensity", "category",
+       "low / medium / high: intensity.flop_per_byte < 1, < 8, >= 8 FLOP per global byte"),
+    _f("pattern.vector_width", "category",
+       "1 / 2 / 4 / 8: widest global access in elements (mem.vector_width_global)"),
+    _f("pattern.tensor_cores", "category", "no / yes: tensor cores used (tc.used)"),
 )
 
 BY_NAME: dict[str, FeatureSpec] = {f.name: f for f in FEATURES}
@@ -142,7 +193,7 @@ NAMES: tuple[str, ...] = tuple(f.name for f in FEATURES)
 
 def describe(name: str) -> str:
     """One-line description of a feature (mined ``pattern.<id>`` features included)."""
-    if name.startswith("pattern."):
+    if name.startswith("pattern.") and name not in BY_NAME:
         return f"occurrences of mined subtree pattern {name.split('.', 1)[1]}"
     try:
         return BY_NAME[name].description

@@ -71,7 +71,8 @@ def test_mined_patterns_are_deterministic_small_and_savable(tmp_path):
     a.save(path)
     assert PatternSet.load(path) == a
     values = extract_values(K.TILED_GEMM, patterns=a)
-    counts = {k: v for k, v in values.items() if k.startswith("pattern.")}
+    # Registered structural patterns (pattern.reuse ...) share the prefix; mined ones do not.
+    counts = {k: v for k, v in values.items() if k.startswith("pattern.") and k not in NAMES}
     assert set(counts) == {f"pattern.{i}" for i in a.ids}
     assert sum(counts.values()) > 0
     assert describe(next(iter(counts))).startswith("occurrences of mined subtree pattern")

@@ -1,0 +1,373 @@
+"""Features for the optimizations experts name: register tiling, shared-memory reuse, double
+buffering, warp tiling, vector width, arithmetic intensity, fusion and library delegation.
+
+Every measure is per thread and static. Loop bodies are weighted by their trip count when the
+source fixes it (``for (int i = 0; i < TM; ++i)`` with ``TM`` a macro, constexpr or template
+argument); a trip count the source does not fix weighs :data:`UNKNOWN_TRIPS` in the
+arithmetic-intensity estimate (so a K loop outweighs the prologue and epilogue around it)
+and 1 elsewhere (so grid-stride loops do not inflate per-thread counts).
+"""
+
+from __future__ import annotations
+
+import re
+
+from tree_sitter import Node
+
+from structcover.tools.cuda_ast import field_id
+from structcover.tools.features.dataflow import Indirect, NotAffine, Resolver, const_of
+from structcover.tools.features.memory import MemoryFacts
+from structcover.tools.features.model import Facts, Func
+
+_F_ARGUMENT = field_id("argument")
+_F_CONDITION = field_id("condition")
+_F_INDICES = field_id("indices")
+_F_INITIALIZER = field_id("initializer")
+_F_LEFT = field_id("left")
+_F_OPERATOR = field_id("operator")
+_F_RIGHT = field_id("right")
+_F_UPDATE = field_id("update")
+_F_VALUE = field_id("value")
+
+#: Iterations assumed for a loop whose trip count the source does not fix (intensity only).
+UNKNOWN_TRIPS = 16.0
+_MAX_TRIPS = 4096.0
+
+_NAME = re.compile(rb"[A-Za-z_]\w*")
+_FLOAT_LIT = re.compile(rb"\b\d+\.\d*(?:[eE][-+]?\d+)?f?|\b\d+[eE][-+]?\d+f?|\b\d+f\b")
+_ARITH = re.compile(rb"(?<![-+*/<>=!&|])[-+*/](?![-+=>])")
+_BRACKETS = re.compile(rb"\[[^\[\]]*\]")
+_FMA = (b"fma", b"fmaf", b"__fmaf_rn", b"__fmaf_rz", b"__fma_rn", b"__hfma", b"__hfma2")
+_MATH = frozenset({b"expf", b"exp", b"__expf", b"exp2f", b"logf", b"log", b"__logf", b"tanhf",
+                   b"tanh", b"sqrtf", b"sqrt", b"rsqrtf", b"rsqrt", b"erff", b"erf", b"powf",
+                   b"sinf", b"cosf", b"__sinf", b"__cosf", b"fmaxf", b"fminf", b"max", b"min",
+                   b"fabsf", b"abs", b"__fdividef", b"sigmoid", b"relu", b"gelu", b"hexp",
+                   b"h2exp", b"__hmax", b"__hmul", b"__hadd", b"__hmul2", b"__hadd2"})
+_WARP_DIVISORS = (b"32", b"warpSize", b"WARP", b"warp")
+_ASYNC_COPY = (b"memcpy_async", b"__pipeline_memcpy_async", b"cp_async", b"cp.async")
+_PIPE_WAIT = (b"__pipeline_wait_prior", b"cp_async_wait", b"cp.async.wait_group",
+              b"pipeline_wait", b".consumer_wait", b".producer_acquire", b"wait_prior")
+_HEAVY_LIB = re.compile(rb"^(?:cublas\w*gemm\w*|cublasLt\w*|cublas\w*[Gg]emv\w*|"
+                        rb"cudnnConvolution\w*|cudnnRNN\w*|(?:at|torch)::(?:\w+::)*(?:matmul|mm|"
+                        rb"bmm|addmm|baddbmm|linear|conv\w*|einsum|_scaled_dot\w*))$")
+_PY_HEAVY = re.compile(r"\b(?:torch\.(?:nn\.functional\.)?|F\.|at::|torch::)(?:matmul|mm|bmm|addmm|"
+                       r"baddbmm|linear|conv\w*|einsum|scaled_dot_product_attention)\s*\(|"
+                       r"nn\.(?:Linear|Conv\w+)\s*\(|(?<![\w@])@(?![\w.])")
+
+
+def trip_count(res: Resolver, loop: Node) -> float | None:
+    """Iterations of ``for (i = a; i < b; i += c)`` when a, b and c are constants, else None."""
+    if loop.type != "for_statement":
+        return None
+    cond = loop.child_by_field_id(_F_CONDITION)
+    init = loop.child_by_field_id(_F_INITIALIZER)
+    upd = loop.child_by_field_id(_F_UPDATE)
+    if cond is None or upd is None or cond.type != "binary_expression":
+        return None
+    op = cond.child_by_field_id(_F_OPERATOR)
+    left = cond.child_by_field_id(_F_LEFT)
+    right = cond.child_by_field_id(_F_RIGHT)
+    if op is None or left is None or right is None or op.type not in ("<", "<=", "!=", ">", ">="):
+        return None
+    try:
+        bound = const_of(res.resolve(right)[0])
+    except (NotAffine, Indirect):
+        return None
+    start = 0.0
+    if init is not None:
+        value = None
+        if init.type == "declaration":
+            decl = init.child_by_field_id(field_id("declarator"))
+            value = decl.child_by_field_id(_F_VALUE) if decl is not None else None
+        elif init.type == "assignment_expression":
+            value = init.child_by_field_id(_F_RIGHT)
+        if value is not None:
+            try:
+                start_v = const_of(res.resolve(value)[0])
+            except (NotAffine, Indirect):
+                return None
+            if start_v is None:
+                return None
+            start = start_v
+    step = _step(res, upd)
+    if bound is None or step is None or step == 0:
+        return None
+    span = (bound - start) if op.type in ("<", "<=", "!=") else (start - bound)
+    if op.type in ("<=", ">="):
+        span += abs(step)
+    trips = span / abs(step)
+    if trips <= 0:
+        return 0.0
+    return min(float(int(trips + 0.999)), _MAX_TRIPS)
+
+
+def _step(res: Resolver, upd: Node) -> float | None:
+    if upd.type == "update_expression":
+        return 1.0
+    if upd.type == "assignment_expression":
+        op = upd.child_by_field_id(_F_OPERATOR)
+        right = upd.child_by_field_id(_F_RIGHT)
+        if op is None or right is None or op.type not in ("+=", "-="):
+            return None
+        try:
+            return const_of(res.resolve(right)[0])
+        except (NotAffine, Indirect):
+            return None
+    return None
+
+
+class _Trips:
+    """Memoized trip counts of one function's loops."""
+
+    def __init__(self, res: Resolver) -> None:
+        self.res = res
+        self.cache: dict[int, float | None] = {}
+
+    def of(self, loop: Node) -> float | None:
+        key = loop.start_byte
+        if key not in self.cache:
+            self.cache[key] = trip_count(self.res, loop)
+        return self.cache[key]
+
+    def weight(self, loops: tuple[Node, ...], unknown: float) -> float:
+        w = 1.0
+        for loop in loops:
+            t = self.of(loop)
+            w *= unknown if t is None else t
+        return w
+
+
+def _enclosing(func: Func, node: Node) -> tuple[Node, ...]:
+    s = node.start_byte
+    return tuple(site.node for site in func.loops
+                 if site.node.start_byte <= s < site.node.end_byte)
+
+
+def _flops(text: bytes, op: str) -> float:
+    """Floating-point operations of one value statement (operators outside index brackets)."""
+    body = text
+    while b"[" in body:
+        stripped = _BRACKETS.sub(b"[]", body)
+        if stripped == body:
+            break
+        body = stripped
+    n = len(_ARITH.findall(body))
+    n += sum(2 for name in _NAME.findall(body) if name in _FMA)
+    n += sum(1 for name in _NAME.findall(body) if name in _MATH)
+    if op in ("+=", "-=", "*=", "/="):
+        n += 1
+    return float(n)
+
+
+def _is_value(text: bytes) -> bool:
+    """A statement computes on data (not indices): it reads an array, a float literal, or
+    calls a math function."""
+    return b"[" in text or _FLOAT_LIT.search(text) is not None or any(
+        name in _MATH or name in _FMA for name in _NAME.findall(text))
+
+
+def _local_array_elems(res: Resolver, func: Func, name: bytes) -> int:
+    dims = func.local_array_dims.get(name, [])
+    total = 1
+    for dim in dims:
+        try:
+            value = const_of(res.resolve(dim)[0])
+        except (NotAffine, Indirect):
+            return 0
+        if value is None:
+            return 0
+        total *= int(value)
+    return total
+
+
+def _array_base(node: Node) -> tuple[Node | None, list[Node]]:
+    """Base identifier and indices (outermost dimension first) of a subscript chain."""
+    idx: list[Node] = []
+    while node is not None and node.type == "subscript_expression":
+        i = node.child_by_field_id(_F_INDICES)
+        if i is not None and i.type == "subscript_argument_list" and i.named_children:
+            idx.append(i.named_children[0])
+        node = node.child_by_field_id(_F_ARGUMENT)
+    idx.reverse()
+    return node, idx
+
+
+def expert_features(facts: Facts, mem: MemoryFacts, resolvers: dict[int, Resolver]
+                    ) -> dict[str, float | int | bool | None]:
+    """``reg.*``, ``smem.reads_per_staged``, ``pipeline.*``, ``warp.tiling``,
+    ``mem.vector_width_*``, ``intensity.*`` and ``fusion.kernel_stages`` values."""
+    outputs = 0.0
+    accumulators = 0
+    smem_reads = smem_stores = 0.0
+    double_buffer = False
+    stages = 0
+    warp_tiling = False
+    vec_global = vec_shared = 1
+    flops = gbytes = 0.0
+    kernel_stages = 0
+    async_copy = any(any(a in name for a in _ASYNC_COPY) for name in facts.all_calls) or any(
+        b"cp.async" in a for a in facts.asm)
+    waits = any(any(w in name for w in _PIPE_WAIT) for name in facts.all_calls) or any(
+        b"cp.async.wait" in a or b"commit_group" in a for a in facts.asm)
+    for func in facts.funcs:
+        if not func.is_device:
+            continue
+        res = resolvers.setdefault(id(func), Resolver(facts, func))
+        trips = _Trips(res)
+        accesses = mem.of(func)
+        func_outputs = 0.0
+        for acc in accesses:
+            w = trips.weight(acc.site.loops, 1.0)
+            if acc.space == "global":
+                vec_global = max(vec_global, acc.vector)
+                gbytes += 4.0 * acc.vector * trips.weight(acc.site.loops, UNKNOWN_TRIPS)
+                if acc.store:
+                    func_outputs += w * acc.vector
+            elif acc.space == "shared":
+                vec_shared = max(vec_shared, acc.vector)
+                if acc.store:
+                    smem_stores += w * acc.vector
+                else:
+                    smem_reads += w * acc.vector
+        outputs = max(outputs, func_outputs)  # per kernel (or helper), not summed over them
+        # Register-array accumulators and value arithmetic.
+        acc_arrays: set[bytes] = set()
+        for site in func.subscripts:
+            node = site.node
+            parent = node.parent
+            if parent is None or parent.type != "assignment_expression" \
+                    or parent.child_by_field_id(_F_LEFT) != node:
+                continue
+            op_node = parent.child_by_field_id(_F_OPERATOR)
+            op = op_node.type if op_node is not None else "="
+            right = parent.child_by_field_id(_F_RIGHT)
+            base, idx = _array_base(node)
+            if base is not None and base.type == "identifier" and base.text in func.local_arrays:
+                if site.loop_depth > 0 and (op in ("+=", "-=", "*=") or (
+                        right is not None and base.text in right.text)):
+                    acc_arrays.add(base.text)
+            if right is not None and (_is_value(right.text) or op != "="):
+                flops += _flops(right.text, op) * trips.weight(site.loops, UNKNOWN_TRIPS)
+        value_vars = {name for name, defs in func.defs.items()
+                      if any(op == "decl" and _is_value(v.text) for op, v in defs[:1])}
+        for name, defs in func.defs.items():
+            for op, value in defs:
+                if op == "for" or not (_is_value(value.text) or (
+                        op in ("+=", "-=", "*=", "/=") and name in value_vars)):
+                    continue  # index arithmetic, pointer increments, plain copies
+                loops = _enclosing(func, value)
+                flops += _flops(value.text, op) * trips.weight(loops, UNKNOWN_TRIPS)
+        accumulators += sum(_local_array_elems(res, func, a) for a in acc_arrays)
+        # Double buffering: a staged shared array with a small leading stage dimension that
+        # is indexed by a variable (As[buf][..], As[k % 2][..]).
+        for arr in func.shared.values():
+            if len(arr.dims) < 2:
+                continue
+            try:
+                lead = const_of(res.resolve(arr.dims[0])[0])
+            except (NotAffine, Indirect):
+                continue
+            if lead is None or not 2 <= lead <= 8:
+                continue
+            for acc in accesses:
+                if acc.space != "shared" or acc.base != arr.name:
+                    continue
+                _, idx = _array_base(acc.site.node)
+                if len(idx) == len(arr.dims) and idx[0].type != "number_literal":
+                    double_buffer = True
+                    stages = max(stages, int(lead))
+                    break
+        warp_tiling = warp_tiling or _warp_tiled(func, accesses)
+        if func.kind == "global":
+            kernel_stages = max(kernel_stages, _stages(func))
+    if async_copy and waits:
+        double_buffer = True
+        stages = max(stages, 2)
+    return {
+        "reg.outputs_per_thread": int(outputs),
+        "reg.accumulators": accumulators,
+        "reg.tiled": accumulators >= 2,
+        "smem.reads_per_staged": (smem_reads / smem_stores) if smem_stores else None,
+        "pipeline.double_buffered": double_buffer,
+        "pipeline.stages": stages,
+        "pipeline.async_copy": async_copy,
+        "warp.tiling": warp_tiling,
+        "mem.vector_width_global": int(vec_global),
+        "mem.vector_width_shared": int(vec_shared),
+        "intensity.flop_per_byte": (flops / gbytes) if gbytes else None,
+        "fusion.kernel_stages": kernel_stages,
+        "sync.grid": any(b"this_grid" in n or n.startswith(b"cudaLaunchCooperativeKernel")
+                         or b"grid_group" in n for n in facts.all_calls),
+    }
+
+
+def _warp_tiled(func: Func, accesses: list) -> bool:
+    """A shared-memory read inside a loop whose index follows a warp id (a thread index
+    divided by a warp): each warp works on its own sub-tile."""
+    warp_vars: set[bytes] = set()
+    for name, defs in func.defs.items():
+        for _, value in defs[:2]:
+            t = value.text
+            if (b"threadIdx" in t or b"thread_rank" in t) and (
+                    (b"/" in t and any(d in t.split(b"/", 1)[1] for d in _WARP_DIVISORS))
+                    or b">> 5" in t or b">>5" in t):
+                warp_vars.add(name)
+    if not warp_vars:
+        return False
+    for _ in range(3):  # names derived from a warp id (warpRow = warpIdx / (BN / WN))
+        grown = {name for name, defs in func.defs.items()
+                 if any(warp_vars & set(_NAME.findall(v.text)) for _, v in defs[:2])}
+        if grown <= warp_vars:
+            break
+        warp_vars |= grown
+    for acc in accesses:
+        if acc.space == "shared" and not acc.store and acc.site.loop_depth > 0:
+            if warp_vars & set(_NAME.findall(acc.site.node.text)):
+                return True
+    return False
+
+
+def _stages(func: Func) -> int:
+    """Distinct computation stages of a kernel: scalars reduced across loop iterations
+    (``s += ...``, ``m = fmaxf(m, ...)``, shuffle reductions) plus distinct elementwise math
+    functions; a max-then-sum softmax in one kernel has three."""
+    reduced: set[bytes] = set()
+    spans = [(site.node.start_byte, site.node.end_byte) for site in func.loops]
+    if spans:
+        for name, defs in func.defs.items():
+            if name in func.local_arrays:
+                continue
+            decl = next((v.start_byte for op, v in defs if op in ("decl", "for")), -1)
+            for op, value in defs:
+                if op in ("decl", "for"):
+                    continue
+                t = value.text
+                carried = (op in ("+=", "*=") and (_is_value(t) or b"shfl" in t)) or (
+                    op == "=" and name in _NAME.findall(t)
+                    and any(m in t for m in (b"max", b"min", b"shfl")))
+                # Carried across iterations: updated in a loop that its declaration is outside.
+                if carried and any(s <= value.start_byte < e and not s <= decl < e
+                                   for s, e in spans):
+                    reduced.add(name)
+                    break
+    math = {n.lstrip(b"_").rstrip(b"f") for n, _ in func.calls
+            if n in _MATH and n not in (b"max", b"min", b"fmaxf", b"fminf")}
+    return len(reduced) + len(math)
+
+
+def delegation_features(facts: Facts | None, text: str, language: str
+                        ) -> dict[str, int | bool]:
+    """``lib.delegates_heavy_op`` and ``fusion.launches_per_forward``."""
+    heavy = False
+    launches = 0
+    if facts is not None:
+        launches = len(facts.launches)
+        for name, n in facts.host_calls.items():
+            if _HEAVY_LIB.match(name):
+                heavy = True
+                launches += n
+    if language in ("torch", "triton", "cute") or "load_inline" in text:
+        py_heavy = len(_PY_HEAVY.findall(text))
+        heavy = heavy or py_heavy > 0
+        launches += py_heavy
+    return {"lib.delegates_heavy_op": heavy, "fusion.launches_per_forward": launches}
