@@ -23,6 +23,8 @@ class CompilerSettings(BaseModel):
     via: Literal["auto", "nvrtc", "nvcc"] = "auto"
     timeout_s: float = 60.0
     cache_dir: Path = Path.home() / ".cache" / "structcover" / "compile"
+    #: Folders of the programs' own headers, passed to nvcc (-I) and NVRTC (--include-path).
+    include_dirs: list[Path] = Field(default_factory=list)
 
 
 class FeatureSettings(BaseModel):
@@ -42,6 +44,9 @@ class VerifySettings(BaseModel):
     timeout_s: float = 60.0
     memory_limit_mb: int = 4096
     cache_dir: Path = Path.home() / ".cache" / "structcover" / "emulator"
+    #: Folders of the programs' own headers for the GPU (nvcc) and compile-only (NVRTC/nvcc)
+    #: backends.
+    include_dirs: list[Path] = Field(default_factory=list)
 
 
 class DiscoverySettings(BaseModel):

@@ -18,6 +18,9 @@ def compile_cmd(
     via: str = typer.Option(None, "--via", help="nvrtc, nvcc or auto (default from settings)."),
     block_size: int = typer.Option(None, "--block-size",
                                    help="Threads per block for occupancy (default: read the launch)."),
+    include: list[Path] = typer.Option([], "--include", "-I",
+                                       help="A folder of the program's own headers (repeatable); "
+                                       "passed to nvcc and NVRTC."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Compile FILE and print registers, shared memory, spills, occupancy, PTX mix and errors."""
@@ -32,7 +35,8 @@ def compile_cmd(
         settings = settings.model_copy(update={"via": via})
     try:
         feats = compiler_features(file.read_text(), arch=arch or settings.arch,
-                                  block_size=block_size, settings=settings)
+                                  block_size=block_size, settings=settings,
+                                  include_dirs=list(include) or None)
     except ValueError as exc:
         fail(str(exc))
     result = feats.result
@@ -41,6 +45,7 @@ def compile_cmd(
             "file": str(file), "ok": result.ok, "via": result.via, "arch": result.arch,
             "cached": result.cached, "seconds": result.seconds,
             "compiler_version": result.compiler_version,
+            "kernels_emitted": result.kernels_emitted,
             "features": feats.values(),
             "kernels": [{"kernel": k.kernel, **k.stats.model_dump(exclude={"kernel"}),
                          "block_size": k.block_size, "block_source": k.block_source,
@@ -64,6 +69,9 @@ def compile_cmd(
                           k.occupancy.theoretical, k.occupancy.limiter, k.mix.ld_global,
                           k.mix.st_global, k.mix.ld_shared, k.mix.fma,
                           k.mix.flops_per_global_byte] for k in feats.kernels])
+        if result.ok and not feats.kernels:
+            err_console.print(f"[yellow]no kernel emitted[/yellow]: "
+                              f"{escape(result.no_kernel_reason() or '')}")
         for err in result.errors:
             where = f"line {err.line}" if err.line else err.origin
             err_console.print(f"[red]error[/red] ({where}): {escape(err.message)}")

@@ -19,7 +19,7 @@ _SUMMARY = ["kernel.count", "mem.global_coalesced", "mem.global_strided", "smem.
 
 
 def _compiler_columns(records: pd.DataFrame, arch: str, block_size: int | None,
-                      enabled: bool) -> pd.DataFrame:
+                      enabled: bool, include_dirs: list[Path] | None = None) -> pd.DataFrame:
     try:
         from structcover.tools.compiler.features import compiler_feature_values
     except ImportError as exc:
@@ -30,7 +30,8 @@ def _compiler_columns(records: pd.DataFrame, arch: str, block_size: int | None,
         for source in records["program"]:
             try:
                 rows.append(dict(compiler_feature_values(source, arch=arch,
-                                                         block_size=block_size)))
+                                                         block_size=block_size,
+                                                         include_dirs=include_dirs)))
             except Exception as exc:  # noqa: BLE001 - a bad program is a value, not a crash
                 rows.append({"compile.error": f"{type(exc).__name__}: {exc}"[:300]})
             bar.advance(task)
@@ -52,6 +53,9 @@ def features(
                                   help="Add compiler features (ptxas, occupancy)."),
     arch: str | None = typer.Option(None, "--arch", help="Target arch for --compiler."),
     block_size: int | None = typer.Option(None, "--block-size", help="Block size for occupancy."),
+    include: list[Path] = typer.Option([], "--include", "-I",
+                                       help="Header folder for --compiler (repeatable); passed "
+                                       "to nvcc and NVRTC."),
     config: Path | None = typer.Option(None, "--config", help="Settings YAML."),
 ) -> None:
     """Extract raw structural features: one row per program, one column per feature."""
@@ -85,7 +89,11 @@ def features(
             on_progress=lambda n: bar.update(task, completed=n))
     table.insert(1, "task_id", records["task_id"].to_numpy())
     if compiler:
-        extra = _compiler_columns(records, arch or settings.compiler.arch, block_size, show)
+        for folder in include:
+            if not folder.is_dir():
+                fail(f"--include {folder}: no such directory")
+        extra = _compiler_columns(records, arch or settings.compiler.arch, block_size, show,
+                                  list(include) or None)
         table = pd.concat([table, extra.reset_index(drop=True)], axis=1)
     if output is not None:
         try:

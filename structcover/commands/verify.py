@@ -64,6 +64,10 @@ def verify(
     trials: int | None = typer.Option(None, "--trials", help="Seeded input sets (default 5)."),
     seed: int | None = typer.Option(None, "--seed", help="First seed (default 42)."),
     config: Path | None = typer.Option(None, "--config", help="Settings YAML file."),
+    include: list[Path] = typer.Option([], "--include", "-I",
+                                       help="A folder of the programs' own headers "
+                                       "(repeatable); passed to nvcc and NVRTC, and inlined "
+                                       "for the sandboxed backends."),
     as_json: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
 ) -> None:
     """Run CANDIDATE and the reference on the same seeded inputs and compare their outputs.
@@ -77,13 +81,22 @@ def verify(
     if not candidate.is_file():
         fail(f"candidate {candidate}: no such file")
     settings = load_settings(config).verify
+    for folder in include:
+        if not folder.is_dir():
+            fail(f"--include {folder}: no such directory")
+    if include:
+        settings = settings.model_copy(update={"include_dirs": [p.resolve() for p in include]})
     kind = backend or settings.backend
     if kind not in BACKENDS:
         fail(f"--backend {kind}: choose one of {', '.join(BACKENDS)}")
     try:
         spec, ref_src = load_task_and_reference(task, reference)
         runner = get_backend(kind, settings=settings)
-        verdict = check_equivalence(candidate.read_text(errors="replace"), ref_src, spec,
+        from structcover.tools.compiler.includes import inline_includes
+
+        cand_src = inline_includes(candidate.read_text(errors="replace"), include)
+        ref_src = inline_includes(ref_src, include)
+        verdict = check_equivalence(cand_src, ref_src, spec,
                                     backend=runner, trials=trials, seed=seed, settings=settings)
     except (ValueError, RuntimeError) as exc:
         fail(str(exc))

@@ -7,8 +7,11 @@ Names (program level): ``ptxas.registers`` (max over kernels), ``ptxas.smem_byte
 ``ptx.st_global``, ``ptx.ld_shared``, ``ptx.fma`` (static counts summed over kernels) and
 ``ptx.flops_per_global_byte`` (total flops / total global bytes). Also
 ``occupancy.block_size`` and ``occupancy.block_source`` (``launch`` when read from the
-program's ``<<<>>>``, ``argument`` when given, ``default`` = 256 otherwise) and ``compile.ok``.
-When the program does not compile the numeric features are NaN and the limiter is ``none``.
+program's ``<<<>>>``, ``argument`` when given, ``default`` = 256 otherwise), ``compile.ok``
+and ``compile.kernels_emitted`` (kernels ptxas compiled; template kernels count once per
+instantiation). When the program does not compile, or compiles without emitting a kernel
+(templates nobody instantiates), the numeric features are missing (NaN), never 0, the limiter
+is ``none`` and ``compile.missing_reason`` says why; it is ``""`` when the values are real.
 """
 
 from __future__ import annotations
@@ -53,12 +56,19 @@ class CompilerFeatures:
     def values(self) -> dict[str, float | str]:
         """The program-level feature dict (see the module docstring for the aggregation)."""
         nan = math.nan
-        if not self.result.ok:
+        ks = self.kernels
+        if not self.result.ok or not ks:
             out: dict[str, float | str] = {n: nan for n in FEATURE_NAMES}
-            out.update({"occupancy.limiter": "none", "compile.ok": 0.0,
+            if self.result.ok:
+                reason = self.result.no_kernel_reason() or "no kernel emitted"
+            else:
+                first = self.result.errors[0].message if self.result.errors else "unknown error"
+                reason = f"compile failed: {first}"[:300]
+            out.update({"occupancy.limiter": "none", "compile.ok": float(self.result.ok),
+                        "compile.kernels_emitted": float(len(ks)) if self.result.ok else nan,
+                        "compile.missing_reason": reason,
                         "occupancy.block_size": nan, "occupancy.block_source": "none"})
             return out
-        ks = self.kernels
         mix = total_mix([k.mix for k in ks])
         worst = min(ks, key=lambda k: k.occupancy.theoretical) if ks else None
         return {
@@ -78,6 +88,8 @@ class CompilerFeatures:
             "ptx.fma": float(mix.fma),
             "ptx.flops_per_global_byte": mix.flops_per_global_byte,
             "compile.ok": 1.0,
+            "compile.kernels_emitted": float(len(ks)),
+            "compile.missing_reason": "",
         }
 
 
@@ -88,7 +100,8 @@ def _base_name(kernel: str) -> str:
 
 def compiler_features(source: str, arch: str = "sm_90", block_size: int | None = None,
                       settings: CompilerSettings | None = None,
-                      cache_dir: Path | None = None) -> CompilerFeatures:
+                      cache_dir: Path | None = None,
+                      include_dirs: list[Path] | None = None) -> CompilerFeatures:
     """Compile ``source`` (cached) and derive per-kernel stats, occupancy and PTX mix.
 
     Args:
@@ -98,11 +111,13 @@ def compiler_features(source: str, arch: str = "sm_90", block_size: int | None =
             (falling back to 256, reported as ``default``).
         settings: Compiler settings (via, timeout, cache dir).
         cache_dir: Overrides the settings' cache folder.
+        include_dirs: The program's own header folders (settings' when None).
 
     Returns:
         The compile result and one :class:`KernelFeatures` per compiled kernel.
     """
-    result = compile_program(source, arch=arch, settings=settings, cache_dir=cache_dir)
+    result = compile_program(source, arch=arch, settings=settings, cache_dir=cache_dir,
+                             include_dirs=include_dirs)
     out = CompilerFeatures(result=result)
     if not result.ok:
         return out
@@ -126,6 +141,8 @@ def compiler_features(source: str, arch: str = "sm_90", block_size: int | None =
 def compiler_feature_values(source: str, arch: str = "sm_90",
                             block_size: int | None = None,
                             settings: CompilerSettings | None = None,
-                            cache_dir: Path | None = None) -> dict[str, float | str]:
+                            cache_dir: Path | None = None,
+                            include_dirs: list[Path] | None = None) -> dict[str, float | str]:
     """Program-level compiler features under their stable names (see module docstring)."""
-    return compiler_features(source, arch, block_size, settings, cache_dir).values()
+    return compiler_features(source, arch, block_size, settings, cache_dir,
+                             include_dirs).values()

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,21 +22,24 @@ class RawCompile:
     timed_out: bool = False
 
 
-def nvcc_flags(arch: str) -> list[str]:
-    """The nvcc flags the service uses (part of the cache key)."""
-    return [f"-arch={arch}", "-cubin", "-Xptxas", "-v", "-std=c++17"]
+def nvcc_flags(arch: str, include_dirs: Sequence[Path] = ()) -> list[str]:
+    """The nvcc flags the service uses (part of the cache key); ``-I`` per include folder."""
+    return [f"-arch={arch}", "-cubin", "-Xptxas", "-v", "-std=c++17",
+            *(f"-I{d}" for d in include_dirs)]
 
 
-def compile_nvcc(nvcc: Path, source: str, arch: str, timeout_s: float) -> RawCompile:
+def compile_nvcc(nvcc: Path, source: str, arch: str, timeout_s: float,
+                 include_dirs: Sequence[Path] = ()) -> RawCompile:
     """Run nvcc on ``source`` in a private temp folder, killing it after ``timeout_s``.
 
     The whole process group is killed on timeout, since nvcc runs cicc/ptxas as children.
+    ``include_dirs`` are the user's header folders (``-I``).
     """
     with tempfile.TemporaryDirectory(prefix="structcover-nvcc-") as tmp:
         work = Path(tmp)
         src = work / "program.cu"
         src.write_text(source)
-        cmd = [str(nvcc), *nvcc_flags(arch), "-keep", "-keep-dir", str(work),
+        cmd = [str(nvcc), *nvcc_flags(arch, include_dirs), "-keep", "-keep-dir", str(work),
                "-o", str(work / "program.cubin"), str(src)]
         proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 start_new_session=True)

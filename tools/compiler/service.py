@@ -6,10 +6,12 @@ timeouts all come back inside the :class:`CompileResult`.
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing as mp
 import re
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -47,8 +49,23 @@ class CompileResult(BaseModel):
     timed_out: bool = False
     seconds: float = 0.0
     compiler_version: str = ""
-    #: Notes: what the NVRTC slicer dropped, fallbacks taken.
+    #: Notes: what the slicer dropped, fallbacks taken, templates left uninstantiated.
     notes: list[str] = Field(default_factory=list)
+
+    @property
+    def kernels_emitted(self) -> int:
+        """Kernels ptxas compiled (0 for a compile of templates nobody instantiates)."""
+        return len(self.stats)
+
+    def no_kernel_reason(self) -> str | None:
+        """Why a successful compile emitted no kernel; None when it emitted one or failed."""
+        if not self.ok or self.stats:
+            return None
+        why = [n for n in self.notes if "not instantiated" in n or "no launch" in n]
+        return ("compiled, but ptxas emitted no kernel: "
+                + ("; ".join(why) if why else "the program defines no __global__ kernel that "
+                   "is instantiated (template kernels need a launch or an explicit "
+                   "instantiation)"))
 
     def cubin_bytes(self) -> bytes | None:
         """The cubin, or None when the compile failed or the cache entry is gone."""
@@ -116,39 +133,94 @@ def _finish(raw: RawCompile, source: str, via: str, arch: str, version: str,
                          timed_out=raw.timed_out, compiler_version=version)
 
 
-def _compile_once(source: str, arch: str, via: str, timeout_s: float) -> tuple[CompileResult,
-                                                                                 bytes | None]:
+_TEMPLATE_KERNEL = re.compile(r"template\s*<[^{;]*?>\s*(?:__launch_bounds__\s*\([^)]*\)\s*)?"
+                              r"__global__[^(]*?\b(\w+)\s*\(")
+
+
+def _template_notes(source: str, names: list[str], unresolved: list[str]) -> list[str]:
+    """Notes naming template kernels that no launch or explicit instantiation reaches."""
+    notes = [f"template launch {u}: not instantiated" for u in unresolved]
+    launched = {n.split("<", 1)[0].split("::")[-1] for n in names}
+    for kernel in dict.fromkeys(_TEMPLATE_KERNEL.findall(source)):
+        explicit = re.search(rf"\btemplate\s+(?:__global__\s+)?void\s+{kernel}\s*<", source)
+        if kernel not in launched and not explicit:
+            notes.append(f"template kernel {kernel}: no launch or explicit instantiation, "
+                         "not instantiated")
+    return notes
+
+
+def _compile_once(source: str, arch: str, via: str, timeout_s: float,
+                  include_dirs: Sequence[Path] = ()) -> tuple[CompileResult, bytes | None]:
+    sliced = slice_device_code(source, target="nvcc" if via == "nvcc" else "nvrtc",
+                               include_dirs=include_dirs)
     if via == "nvrtc":
-        sliced = slice_device_code(source)
         raw = _run_in_child(compile_nvrtc, (sliced.source, _SOURCE_NAME, arch,
-                                            toolchain.cuda_include_dirs(),
+                                            [*include_dirs, *toolchain.cuda_include_dirs()],
                                             sliced.name_expressions), timeout_s)
         result = _finish(raw, source, "nvrtc", arch, f"nvrtc {toolchain.nvrtc_version()}",
                          sliced.line_map.to_original)
-        result.notes.extend(f"sliced out {d}" for d in sliced.dropped)
-        return result, raw.cubin
-    nvcc = toolchain.find_nvcc()
-    assert nvcc is not None
-    raw = compile_nvcc(nvcc, source, arch, timeout_s)
-    return _finish(raw, source, "nvcc", arch, f"nvcc {toolchain.nvcc_version()}"), raw.cubin
+    else:
+        nvcc = toolchain.find_nvcc()
+        assert nvcc is not None
+        version = f"nvcc {toolchain.nvcc_version()}"
+        raw = compile_nvcc(nvcc, sliced.source, arch, timeout_s, include_dirs)
+        result = _finish(raw, source, "nvcc", arch, version, sliced.line_map.to_original)
+        if not raw.ok and not raw.timed_out:
+            # The slice can miss something the whole program had (a host-side constant a
+            # kernel uses); the whole program is the ground truth when it compiles.
+            whole = compile_nvcc(nvcc, source, arch, timeout_s, include_dirs)
+            if whole.ok:
+                result = _finish(whole, source, "nvcc", arch, version)
+                result.notes.append("the device-code slice did not compile; compiled the whole "
+                                    f"program instead ({_first_error(raw.log)})")
+                return result, whole.cubin
+    result.notes.extend(f"sliced out {d}" for d in sliced.dropped)
+    result.notes.extend(_template_notes(source, sliced.name_expressions,
+                                        sliced.uninstantiated))
+    return result, raw.cubin
 
 
-def _flags(via: str, arch: str) -> list[str]:
+def _first_error(log: str) -> str:
+    """The first error line of a compile log, for a note."""
+    lines = [ln for ln in log.splitlines() if "error" in ln] or log.strip().splitlines() or [""]
+    return lines[0].strip()[:200]
+
+
+def _header_digest(include_dirs: Sequence[Path]) -> list[str]:
+    """A hash of the headers in the user's include folders, so editing one misses the cache."""
+    out = []
+    for d in include_dirs:
+        h = hashlib.sha256(str(d).encode())
+        for f in sorted(Path(d).rglob("*")) if Path(d).is_dir() else []:
+            if f.is_file() and f.suffix in (".h", ".cuh", ".hpp", ".hh", ".inl", ".inc"):
+                h.update(str(f.relative_to(d)).encode() + b"\0" + f.read_bytes())
+        out.append(f"headers:{h.hexdigest()[:16]}")
+    return out
+
+
+def _flags(via: str, arch: str, include_dirs: Sequence[Path] = ()) -> list[str]:
     if via == "nvrtc":
-        return nvrtc_options(arch, toolchain.cuda_include_dirs())
-    return nvcc_flags(arch)
+        flags = nvrtc_options(arch, [*include_dirs, *toolchain.cuda_include_dirs()])
+    else:
+        flags = nvcc_flags(arch, include_dirs)
+    return [*flags, "slice:2", *_header_digest(include_dirs)]
 
 
 def compile_program(source: str, arch: str | None = None,
                     via: Literal["auto", "nvrtc", "nvcc"] | None = None,
                     timeout_s: float | None = None, cache_dir: Path | None = None,
                     use_cache: bool = True,
-                    settings: CompilerSettings | None = None) -> CompileResult:
+                    settings: CompilerSettings | None = None,
+                    include_dirs: Sequence[Path] | None = None) -> CompileResult:
     """Compile a CUDA program and report PTX, cubin, per-kernel ptxas stats and errors.
 
     ``auto`` uses NVRTC (fast, on the sliced device code) and falls back to nvcc when NVRTC
-    cannot compile the slice; the result says which compiler ran. Results are cached on disk
-    by hash of source, arch, flags and compiler version.
+    cannot compile the slice; the result says which compiler ran. nvcc compiles a slice too
+    (so framework headers such as ``torch/extension.h`` are not needed) and the whole program
+    when the slice fails. Template kernels are instantiated from their launches on both paths;
+    :attr:`CompileResult.kernels_emitted` says how many kernels ptxas compiled. Results are
+    cached on disk by hash of source, arch, flags (include folders and their headers' content
+    among them) and compiler version.
 
     Args:
         source: The program text.
@@ -159,14 +231,22 @@ def compile_program(source: str, arch: str | None = None,
         cache_dir: Cache folder; settings' value when None.
         use_cache: Read the cache (results are written either way).
         settings: The compiler settings section (defaults when None).
+        include_dirs: Folders of the program's own headers, passed to both compilers;
+            settings' ``include_dirs`` when None.
 
     Returns:
         The result; ``ok`` False with ``errors`` when it did not compile.
 
     Raises:
-        ValueError: ``arch`` is not of the form ``sm_NN``, or ``via`` is unknown.
+        ValueError: ``arch`` is not of the form ``sm_NN``, ``via`` is unknown, or an include
+            folder does not exist.
     """
     settings = settings or CompilerSettings()
+    dirs = [Path(d).expanduser().resolve() for d in (
+        include_dirs if include_dirs is not None else getattr(settings, "include_dirs", []))]
+    for d in dirs:
+        if not d.is_dir():
+            raise ValueError(f"include folder {d}: no such directory")
     arch = arch or settings.arch
     via = via or settings.via
     timeout_s = timeout_s if timeout_s is not None else settings.timeout_s
@@ -190,12 +270,12 @@ def compile_program(source: str, arch: str | None = None,
     for current in candidates:
         version = (f"nvrtc {toolchain.nvrtc_version()}" if current == "nvrtc"
                    else f"nvcc {toolchain.nvcc_version()}")
-        key = cache_key(source, arch, current, _flags(current, arch), version)
+        key = cache_key(source, arch, current, _flags(current, arch, dirs), version)
         hit = cache.get(key) if use_cache else None
         if hit is not None:
             result = CompileResult.model_validate({**hit, "cached": True})
         else:
-            result, cubin = _compile_once(source, arch, current, timeout_s)
+            result, cubin = _compile_once(source, arch, current, timeout_s, dirs)
             if not result.timed_out:  # a timeout depends on load; never cache it
                 path = cache.put(key, result.model_dump(mode="json", exclude={"seconds"}), cubin)
                 result.cubin_path = str(path) if path else None

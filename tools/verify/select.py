@@ -124,7 +124,7 @@ def _make(kind: str, settings: VerifySettings) -> ExecutionBackend:
         return GpuBackend(settings)
     if kind == "cpu":
         return CpuBackend(settings)
-    return CompileOnlyBackend()
+    return CompileOnlyBackend(CompilerSettings(include_dirs=list(settings.include_dirs)))
 
 
 def get_backend(kind: str = "auto", *, settings: VerifySettings | None = None,
