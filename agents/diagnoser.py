@@ -65,7 +65,10 @@ class Diagnoser:
             if mem.status == "infeasible" and gap["status"] != "filled":
                 gap["status"] = "infeasible"
                 gap["reasons"] = [*gap["reasons"], f"proven infeasible: {mem.proof}"]
-            elif mem.last_stage == "no-candidate" and gap["status"] == "open":
+            elif mem.failures and gap["status"] == "open":
+                gap["reasons"] = [*gap["reasons"], f"{len(mem.failures)} failed attempt(s), "
+                                                   f"last: {mem.failures[-1]}"]
+            if mem.last_stage == "no-candidate" and gap["status"] == "open":
                 # Synthesis is deterministic: with no (parent, chain) left, a retry repeats it.
                 gap["failures"] = max(gap["failures"], self.max_failures)
                 gap["reasons"] = [*gap["reasons"], f"no candidate: {mem.last_reason}"]

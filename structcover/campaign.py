@@ -6,10 +6,16 @@ the CLI (``structcover campaign``), the demo and ``structcover.api.between_round
 
 from __future__ import annotations
 
+import json
+import sqlite3
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+
+from structcover.campaign_setup import Prepared, prepare
 
 
 class CampaignOptions(BaseModel):
@@ -93,7 +99,12 @@ class CampaignResult(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
-def run_campaign(data: Path, state_dir: Path, options: CampaignOptions | None = None,
+Progress = Callable[[dict[str, Any]], None]
+Approver = Callable[[dict[str, Any]], bool]
+
+
+def run_campaign(data: Path, state_dir: Path, options: CampaignOptions | None = None, *,
+                 progress: Progress | None = None, approver: Approver | None = None,
                  ) -> CampaignResult:
     """Run (or resume) one campaign over ``data`` and export the round's outputs.
 
@@ -101,11 +112,93 @@ def run_campaign(data: Path, state_dir: Path, options: CampaignOptions | None = 
         data: Rollouts (any format ``structcover ingest`` reads) with a ``task_id`` column.
         state_dir: Campaign state: frozen archive, memory store, checkpoints, exports.
         options: Budgets and knobs (defaults: :class:`CampaignOptions`).
+        progress: Called with the graph state after every step (live progress).
+        approver: Asked with the planned targets and budget when ``options.approve``;
+            False stops the campaign before it spends anything. Without one, an approval
+            request ends the run with ``stopped = "awaiting approval"`` (resume to answer).
 
     Returns:
         The campaign's summary.
 
     Raises:
-        ValueError: Bad data or options (the message names the input and why).
+        ValueError: Bad data or options (the message names the input and why), or a
+            campaign for this round already in ``state_dir`` without ``resume``.
     """
-    raise NotImplementedError("campaign runner lands with issue 14")
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.types import Command
+
+    from structcover.graphs.campaign import compile_graph
+
+    options = options or CampaignOptions()
+    state_dir = Path(state_dir)
+    prep = prepare(Path(data), state_dir, options)
+    ckpt = state_dir / "campaign" / "checkpoints.sqlite"
+    ckpt.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(ckpt), check_same_thread=False)
+    try:
+        graph = compile_graph(SqliteSaver(conn))
+        config: dict[str, Any] = {"configurable": {"thread_id": f"round-{prep.round}"},
+                                  "max_concurrency": options.concurrency,
+                                  "recursion_limit": 10_000}
+        existing = graph.get_state(config)
+        if existing.values and not options.resume:
+            raise ValueError(f"{state_dir}: holds a campaign for round {prep.round} already "
+                             "(pass --resume to continue it, or use a new --state folder)")
+        if options.wall_time_s:
+            prep.context.deadline = time.monotonic() + options.wall_time_s
+        payload: Any = None if existing.values else {}
+        stopped_waiting = False
+        while True:
+            for values in graph.stream(payload, config, context=prep.context,
+                                       stream_mode="values"):
+                if progress is not None:
+                    progress(values)
+            snap = graph.get_state(config)
+            if not snap.interrupts:
+                break
+            if approver is None:
+                stopped_waiting = True
+                break
+            payload = Command(resume=bool(approver(dict(snap.interrupts[0].value))))
+        state = graph.get_state(config).values
+    finally:
+        conn.close()
+        prep.close()
+    result = summarize(state, prep, options)
+    if stopped_waiting:
+        result.stopped = "awaiting approval"
+    return result
+
+
+def summarize(state: dict[str, Any], prep: Prepared, options: CampaignOptions) -> CampaignResult:
+    """The campaign's summary from its final graph state."""
+    before = {c["task"]: c for c in state.get("coverage_before", [])}
+    after = {c["task"]: c for c in state.get("coverage", [])}
+    coverage = [TaskCoverage(task=t, before=before[t]["scov"], after=after[t]["scov"],
+                             bins_feasible=after[t]["feasible"],
+                             bins_infeasible=after[t]["infeasible"])
+                for t in sorted(before) if t in after]
+    added = [AddedProgram(program_id=p["program_id"], task=p["task"], bin=p["bin"],
+                          parent_id=p["parent_id"], operators=list(p["operators"]),
+                          verification=Verification(backend=p["backend"], equivalent=True,
+                                                    checks=list(p["checks"])))
+             for p in state.get("added", [])]
+    open_gaps = [OpenGap(task=g["task"], bin=g["bin"],
+                         status="infeasible" if g["status"] == "infeasible" else "open",
+                         reason="; ".join(g["reasons"][1:]) or g["reasons"][0])
+                 for g in state.get("gaps", []) if g["status"] != "filled"]
+    mean = (lambda xs: round(sum(xs) / len(xs), 6) if xs else 0.0)
+    return CampaignResult(
+        state_dir=str(prep.state_dir), round=prep.round, f_star=list(state.get("f_star", [])),
+        drift=list(state.get("drift", [])), coverage=coverage,
+        scov_before=mean([c.before for c in coverage]),
+        scov_after=mean([c.after for c in coverage]), added=added,
+        reweighted=sorted(set(state.get("reweighted", []))), open_gaps=open_gaps,
+        candidates=int(state.get("candidates", 0)), verified=int(state.get("verified", 0)),
+        stopped=str(state.get("stopped", "")), files=dict(state.get("files", {})),
+        notes=[*prep.notes, *state.get("notes", [])])
+
+
+def result_json(result: CampaignResult) -> str:
+    """The summary as stable JSON (sorted keys), for files compared across runs."""
+    return json.dumps(result.model_dump(mode="json"), indent=2, sort_keys=True)

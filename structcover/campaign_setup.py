@@ -1,0 +1,146 @@
+"""Everything a campaign needs before its graph runs: the data with features, the round's
+diagnosis over the frozen archive, the memory store seeded with the data's programs, the
+bound tools and agents, and the exporter of the round's outputs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from structcover.agents.diagnoser import Diagnoser
+from structcover.agents.ports import Toolbox
+from structcover.campaign_tools import (
+    ArchiveCoverage,
+    RegistryMutate,
+    StoreMemory,
+    numeric_features,
+)
+from structcover.graphs.campaign import CampaignContext, Limits
+from structcover.schema import content_hash
+
+if TYPE_CHECKING:
+    from structcover.campaign import CampaignOptions
+
+
+@dataclass
+class Prepared:
+    """A campaign ready to run."""
+
+    state_dir: Path
+    round: int
+    context: CampaignContext
+    table: pd.DataFrame
+    run: Any  # tools.coverage.diagnosis_state.DiagnosisRun
+    store: Any
+    notes: list[str] = field(default_factory=list)
+
+    def close(self) -> None:
+        """Release the memory store."""
+        self.store.close()
+
+
+def read_rollouts(data: Path) -> pd.DataFrame:
+    """The rollouts with features, checked for what a campaign needs.
+
+    Raises:
+        ValueError: Unreadable data, or no ``task_id`` / ``program`` column.
+    """
+    from structcover.commands.discover import read_table
+
+    table = read_table(Path(data))
+    missing = [c for c in ("task_id", "program") if c not in table.columns]
+    if missing:
+        raise ValueError(f"{data}: a campaign needs the columns {missing} (program text per "
+                         "task) to mutate and verify programs")
+    if "program_id" not in table.columns:
+        table = table.assign(program_id=table["program"].astype(str).map(content_hash))
+    return table
+
+
+def prepare(data: Path, state_dir: Path, options: CampaignOptions) -> Prepared:
+    """Diagnose the round, open memory and bind the tools."""
+    from structcover.config import load_settings
+    from structcover.tools.coverage.diagnosis_state import run_diagnosis
+    from structcover.tools.store import MemoryStore
+
+    settings = load_settings()
+    table = read_rollouts(data)
+    run = run_diagnosis(table, state_dir, round=options.round, settings=settings.archive,
+                        discovery_settings=settings.discovery, seed=options.seed)
+    d = run.diagnosis
+    n = int(d.round or 0)
+    rows = run.table.reset_index(drop=True)
+    proofs: dict[str, dict[str, str]] = {"*": {p.bin: p.reason for p in d.infeasible}}
+    coverage = ArchiveCoverage(
+        table=rows, archive=run.archive, proofs=proofs,
+        f_star=[f.name for f in d.features if f.selected], drift=_drift(state_dir, n),
+        priority={g.bin: (g.priority, g.kind, list(g.reasons)) for g in d.gaps})
+    store = MemoryStore.open(state_dir / "memory")
+    _seed_memory(store, rows, coverage, n)
+    memory = StoreMemory(store, coverage)
+    from structcover.campaign_bindings import bind_planner, bind_verifier
+
+    tools = Toolbox(coverage=coverage, memory=memory, planner=bind_planner(store),
+                    mutate=RegistryMutate(),
+                    verify=bind_verifier(coverage, run.archive, options.backend, settings),
+                    known_ids=_known_ids(rows), family_of=_families(rows))
+    limits = Limits(budget=options.budget, target_scov=options.target_scov,
+                    max_retries=options.max_retries, targets_per_step=options.targets_per_step,
+                    wall_time_s=options.wall_time_s, gpu_seconds=options.gpu_seconds,
+                    approve=options.approve, seed=options.seed)
+    prep = Prepared(state_dir=state_dir, round=n, context=CampaignContext(
+        tools=tools, limits=limits, diagnoser=Diagnoser(max_failures=3), round=n),
+        table=rows, run=run, store=store, notes=list(run.notes))
+    from structcover.campaign_export import exporter
+
+    prep.context.export = exporter(prep, options)
+    return prep
+
+
+def _drift(state_dir: Path, n: int) -> list[str]:
+    """F* entries and exits since the previous round's saved discovery (empty at round 0)."""
+    from structcover.tools.coverage.diagnosis_state import round_dir
+
+    cur, prev = round_dir(state_dir, n) / "discovery.json", round_dir(state_dir, n - 1) / "discovery.json"
+    if n == 0 or not (cur.is_file() and prev.is_file()):
+        return []
+    from structcover.tools.mining.drift import compare_discoveries, load_discovery
+
+    drift = compare_discoveries(load_discovery(prev), load_discovery(cur))
+    return [f"+{f}" for f in drift.entered] + [f"-{f}" for f in drift.left]
+
+
+def _seed_memory(store: Any, rows: pd.DataFrame, coverage: ArchiveCoverage, n: int) -> None:
+    """Add the round's distinct correct programs (the mutation parents) to memory."""
+    from structcover.tools.store import ProgramRecord
+
+    ok = rows[rows["correct"].fillna(False).astype(bool)] if "correct" in rows.columns else rows
+    ok = ok.drop_duplicates(["task_id", "program_id"]).sort_values(["task_id", "program_id"])
+    feats = [c for c in ok.columns if isinstance(c, str) and "." in c]
+    records = []
+    for _, r in ok.iterrows():
+        values = {f: r[f] for f in feats}
+        records.append(ProgramRecord(
+            task=str(r["task_id"]), source=str(r["program"]),
+            features=numeric_features(values), verified=True, round=n, origin="input",
+            bin_label=coverage.bin_of(values) or None))
+    if records:
+        store.add_programs(records)
+
+
+def _known_ids(rows: pd.DataFrame) -> frozenset[str]:
+    """Ids of every program already in the data or the shipped corpus (never 'new')."""
+    from structcover.tools.data.corpus import load_corpus
+
+    ids = {content_hash(str(p)) for p in rows["program"]}
+    ids |= {content_hash(p.source) for f in load_corpus() for p in f.programs}
+    return frozenset(ids)
+
+
+def _families(rows: pd.DataFrame) -> dict[str, str]:
+    if "family" not in rows.columns:
+        return {}
+    return dict(zip(rows["task_id"].astype(str), rows["family"].astype(str)))

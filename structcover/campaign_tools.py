@@ -1,0 +1,242 @@
+"""Bindings of the campaign's tool ports (``structcover.agents.ports``) to the real tools:
+per-task coverage over the frozen archive, the Chroma memory store, the operator-chain
+planner, the mutation operators and the candidate verification pipeline.
+
+Adapters only translate types; every analysis stays in ``tools``.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from structcover.agents.ports import GapMemory, MutantSource, Neighbour
+from structcover.graphs.state import GapState, TaskCoverageState
+from structcover.tools.coverage.archive import Archive
+from structcover.tools.coverage.bins import Bound
+
+
+def bound_text(bound: Bound) -> str:
+    """A bin bound as the level the planner and prompts name (categories as is)."""
+    return str(bound.value) if bound.value is not None else bound.render()
+
+
+def numeric_features(values: dict[str, Any]) -> dict[str, float]:
+    """The numeric (non-flag-string) part of a feature dict, for the memory embedding."""
+    out: dict[str, float] = {}
+    for k, v in values.items():
+        if isinstance(v, bool) or isinstance(v, int | float) and not (isinstance(v, float) and np.isnan(v)):
+            out[k] = float(v)
+    return out
+
+
+@dataclass
+class ArchiveCoverage:
+    """Per-task coverage of a table over a frozen archive.
+
+    A bin counts for a task unless a proof says it cannot hold a program of that task
+    (``proofs``: task -> bin -> reason; bin-level proofs of the diagnosis apply to every
+    task). SCov of a task = covered feasible bins / feasible bins.
+    """
+
+    table: pd.DataFrame
+    archive: Archive
+    proofs: dict[str, dict[str, str]] = field(default_factory=dict)
+    f_star: list[str] = field(default_factory=list)
+    drift: list[str] = field(default_factory=list)
+    priority: dict[str, tuple[float, str, list[str]]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.labels = self.archive.labels()
+        self.tasks = sorted(self.table["task_id"].astype(str).unique())
+        idx = self.archive.index(self.table)
+        self._base: dict[str, set[str]] = {t: set() for t in self.tasks}
+        for task, i in zip(self.table["task_id"].astype(str), idx):
+            if i >= 0:
+                self._base[task].add(self.labels[int(i)])
+        self._bounds = {lab: {f: bound_text(b) for f, b in self.archive.describe_bin(lab).items()}
+                        for lab in self.labels}
+
+    def discover(self) -> tuple[list[str], list[str]]:
+        """F* and drift as the diagnosis found them."""
+        return list(self.f_star), list(self.drift)
+
+    def infeasible(self, task: str) -> dict[str, str]:
+        """Bins proven impossible for ``task``, with the reason."""
+        return {**self.proofs.get("*", {}), **self.proofs.get(task, {})}
+
+    def covered(self, added: list[dict[str, Any]]) -> dict[str, set[str]]:
+        """Bins each task's programs land in (data plus ``added``)."""
+        out = {t: set(s) for t, s in self._base.items()}
+        for a in added:
+            if a.get("bin"):
+                out.setdefault(a["task"], set()).add(a["bin"])
+        return out
+
+    def per_task(self, added: list[dict[str, Any]]) -> list[TaskCoverageState]:
+        """Coverage of every task (covered bins, feasible count, SCov over feasible bins)."""
+        out = []
+        for task, cov in sorted(self.covered(added).items()):
+            bad = self.infeasible(task)
+            feasible = len(self.labels) - len(bad)
+            hit = sorted(b for b in cov if b not in bad)
+            out.append(TaskCoverageState(task=task, covered=hit, feasible=feasible,
+                                         infeasible=len(bad),
+                                         scov=round(len(hit) / feasible, 6) if feasible else 1.0))
+        return out
+
+    def gaps(self, added: list[dict[str, Any]]) -> list[GapState]:
+        """Every empty (task, bin); priority from the diagnosis' gap list when it ranks the
+        bin, else the zero-bin base 1.0; proven-infeasible bins come back as infeasible."""
+        out = []
+        for task, cov in sorted(self.covered(added).items()):
+            bad = self.infeasible(task)
+            for lab in self.labels:
+                if lab in cov:
+                    continue
+                prio, kind, why = self.priority.get(lab, (1.0, "zero", []))
+                reasons = ["no program of this task lands in this bin", *why]
+                if lab in bad:
+                    reasons.append(f"infeasible: {bad[lab]}")
+                out.append(GapState(task=task, bin=lab, priority=float(prio), kind=kind,
+                                    reasons=reasons, bounds=self._bounds[lab], failures=0,
+                                    status="infeasible" if lab in bad else "open"))
+        return out
+
+    def levels(self, label: str) -> dict[str, str]:
+        """``{axis: level}`` of a bin label (empty for an unknown label)."""
+        return dict(self._bounds.get(label, {}))
+
+    def bin_distance(self, label: str, target: dict[str, str]) -> int:
+        """How many archive axes separate bin ``label`` from the target's levels."""
+        have = self._bounds.get(label)
+        if have is None:
+            return len(target) + 1
+        return sum(have.get(axis) != level for axis, level in target.items())
+
+    def bin_of(self, features: dict[str, Any]) -> str:
+        """The bin of one program's features ('' when it cannot be binned)."""
+        row = pd.DataFrame([{f: features.get(f) for f in self.archive.features}])
+        i = int(self.archive.index(row)[0])
+        return self.labels[i] if i >= 0 else ""
+
+
+@dataclass
+class StoreMemory:
+    """The memory port over :class:`structcover.tools.store.MemoryStore`."""
+
+    store: Any
+    coverage: ArchiveCoverage
+
+    def nearest(self, task: str, target: dict[str, Any], k: int) -> list[Neighbour]:
+        """Verified programs of ``task`` ranked by how many archive axes separate their bin
+        from the target, ties broken by feature-space distance (Chroma) to the best one."""
+        progs = self.store.programs(task=task, verified=True)
+        if not progs:
+            return []
+        ranked = sorted(progs, key=lambda p: (self.coverage.bin_distance(p.bin_label or "", target),
+                                              p.program_id))
+        near = {n.program.program_id: n.distance
+                for n in self.store.nearest(ranked[0].features, k=max(k * 4, 8), task=task,
+                                            verified=True)}
+        ranked.sort(key=lambda p: (self.coverage.bin_distance(p.bin_label or "", target),
+                                   near.get(p.program_id, 2.0), p.program_id))
+        return [Neighbour(p.program_id, p.source, dict(p.features) | self.coverage.levels(p.bin_label or ""),
+                          float(self.coverage.bin_distance(p.bin_label or "", target)))
+                for p in ranked[:k]]
+
+    def gap(self, task: str, bin: str) -> GapMemory:
+        """Status, failures and tried candidates of one gap."""
+        h = self.store.gap_history(task, bin)
+        failed = [a for a in h.attempts if a.outcome in ("failed", "wrong_bin")]
+        last = h.attempts[-1] if h.attempts else None
+        return GapMemory(status=h.status, failures=[a.reason for a in failed],
+                         proof=h.proof.reason if h.proof else "",
+                         last_stage=("no-candidate" if last and last.outcome == "skipped"
+                                     else (last.stage if last else "")),
+                         last_reason=last.reason if last else "",
+                         tried=[a.candidate_id for a in h.attempts if a.candidate_id])
+
+    def record_attempt(self, task: str, bin: str, attempt: dict[str, Any],
+                       round: int) -> None:
+        """Store one attempt (stage names mapped onto the store's)."""
+        from structcover.tools.store import AttemptRecord
+
+        stage = attempt["stage"]
+        outcome = ("filled" if stage == "ok" else "skipped" if stage == "no-candidate"
+                   else "wrong_bin" if stage == "structure" else "failed")
+        self.store.record_attempt(task, bin, AttemptRecord(
+            round=round, outcome=outcome, stage=_STAGES.get(stage, "mutate"),
+            reason=attempt["reason"] or stage, candidate_id=attempt["program_id"] or None,
+            parent_id=attempt["parent_id"] or None, operators=list(attempt["operators"]),
+            landed_bin=attempt["landed_bin"] or None))
+
+    def set_status(self, task: str, bin: str, status: str, round: int,
+                   proof: str = "") -> None:
+        """Set a gap's status; ``infeasible`` stores ``proof``."""
+        from structcover.tools.store import InfeasibilityProof
+
+        if status == "infeasible":
+            self.store.mark_infeasible(task, bin, InfeasibilityProof(
+                reason=proof, rule="failed-attempts", round=round))
+        elif self.store.gap_history(task, bin).status != status:
+            self.store.set_gap_status(task, bin, status, round)
+
+    def add_program(self, record: dict[str, Any], round: int) -> None:
+        """Store a verified mutant."""
+        from structcover.tools.store import ProgramRecord
+
+        self.store.add_programs([ProgramRecord(
+            task=record["task"], source=record["source"],
+            features=numeric_features(record["features"]), verified=True, round=round,
+            origin="mutant", bin_label=record["bin"], backend=record["backend"],
+            parent_id=record["parent_id"], operators=list(record["operators"]))])
+
+    def record_operator(self, operator: str, family: str, ok: bool, stage: str) -> None:
+        """Fold one operator outcome into memory's statistics."""
+        from structcover.tools.store import OperatorOutcome
+
+        self.store.record_operator_outcome(OperatorOutcome(
+            operator=operator, family=family, success=ok, stage=_STAGES.get(stage, "mutate"),
+            round=0))
+
+
+#: Campaign stage names -> the store's.
+_STAGES = {"ok": "passed", "novelty": "mutate", "no-candidate": "mutate", "compile": "compile",
+           "structure": "structure", "anti-hacking": "hacking", "hacking": "hacking",
+           "equivalence": "equivalence", "profile": "profile", "mutate": "mutate"}
+
+
+@dataclass
+class RegistryMutate:
+    """Apply operator chains with the registered mutation operators.
+
+    Each step keeps at most ``fanout`` variants (a seeded choice) so a chain of three
+    operators compiles at most ``fanout**3`` programs.
+    """
+
+    fanout: int = 2
+
+    def apply(self, source: str, chain: list[str], *, seed: int) -> list[MutantSource]:
+        """Every distinct final program of the chain (operators that do not apply end it)."""
+        from structcover.tools.mutations.base import registry
+
+        ops = registry()
+        rng = random.Random(seed)
+        frontier = [source]
+        for name in chain:
+            if name not in ops:
+                return []
+            nxt: list[str] = []
+            for src in frontier:
+                variants = [v.source for v in ops[name].func(src).variants]
+                rng.shuffle(variants)
+                nxt += [v for v in variants[:self.fanout] if v not in nxt]
+            if not nxt:
+                return []
+            frontier = nxt
+        return [MutantSource(s, list(chain)) for s in frontier if s != source]
