@@ -5,7 +5,11 @@ cosine space, telemetry off, fully offline) for nearest-program look-up. See
 :class:`structcover.tools.store.store.MemoryStore`.
 """
 
-from structcover.tools.store.embedding import FeatureEmbedding, FeatureSpace
+from structcover.tools.store.embedding import (
+    FeatureEmbedding,
+    FeatureSpace,
+    numeric_features,
+)
 from structcover.tools.store.ledger import (
     SCHEMA_VERSION,
     StoreError,
@@ -30,5 +34,5 @@ __all__ = [
     "SCHEMA_VERSION", "AttemptRecord", "DiscoveredFeature", "FeatureEmbedding", "FeatureSpace",
     "GapHistory", "InfeasibilityProof", "MemoryStore", "Neighbor", "OperatorOutcome",
     "OperatorTally", "ProgramRecord", "RoundFeatures", "StoreError", "StoreOpenError",
-    "StoreSchemaError", "content_id",
+    "StoreSchemaError", "content_id", "numeric_features",
 ]

@@ -102,6 +102,41 @@ class FeatureSpace(BaseModel):
         return [*map(float, v), 1.0]
 
 
+def numeric_features(values: Mapping[str, Any]) -> tuple[dict[str, float], dict[str, str]]:
+    """Split extracted feature values into numeric features and categorical levels.
+
+    Numbers stay, booleans become 0/1, None becomes NaN (missing). A categorical value becomes
+    one-hot ``name=level`` features; for the documented pattern features every documented level
+    gets its key (0 or 1), so programs of levels the first batch never reached still have a
+    dimension to land on.
+
+    Returns:
+        ``(numeric, levels)``: the numeric mapping for :class:`FeatureSpace`, and the raw
+        categorical values (for planning and bin checks).
+    """
+    try:  # the documented pattern levels live beside the archive axes
+        from structcover.tools.coverage.axes import pattern_levels
+
+        documented = pattern_levels()
+    except ImportError:
+        documented = {}
+    numeric: dict[str, float] = {}
+    levels: dict[str, str] = {}
+    for name, v in values.items():
+        if v is None:
+            numeric[name] = math.nan
+        elif isinstance(v, bool):
+            numeric[name] = float(v)
+        elif isinstance(v, int | float):
+            numeric[name] = float(v) if math.isfinite(float(v)) else math.nan
+        else:
+            level = str(v)
+            levels[name] = level
+            for lv in documented.get(name, (level,)):
+                numeric[f"{name}={lv}"] = float(lv == level)
+    return numeric, levels
+
+
 def features_document(features: Mapping[str, float]) -> str:
     """The canonical JSON document a program's features are stored as in Chroma."""
     clean = {k: (None if isinstance(v, float) and math.isnan(v) else float(v))

@@ -39,7 +39,10 @@ class ProgramRecord(BaseModel):
 
     task: str = Field(min_length=1)
     source: str = Field(min_length=1, description="CUDA source text")
-    features: dict[str, float] = Field(description="raw numeric structural features")
+    features: dict[str, float] = Field(description="raw numeric structural features (see "
+                                       "embedding.numeric_features for one-hot levels)")
+    levels: dict[str, str] = Field(default_factory=dict,
+                                   description="categorical features, e.g. pattern levels")
     verified: bool = Field(description="verified equivalent to the task's reference")
     round: int = Field(ge=0, description="round in which it entered the store")
     origin: Origin = "input"

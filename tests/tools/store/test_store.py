@@ -178,3 +178,17 @@ def test_operator_outcomes_and_tallies(tmp_path: Path) -> None:
     assert t.success_rate == pytest.approx(0.5)
     assert set(store.operator_tallies()) == {"unroll", "vectorize"}
     store.close()
+
+
+def test_numeric_features_one_hot_documented_levels() -> None:
+    from structcover.tools.store import numeric_features
+
+    num, levels = numeric_features({"pattern.reuse": "smem_tiling", "smem.tiled": True,
+                                    "loops": 3, "ratio": None, "lang": "cuda"})
+    assert levels == {"pattern.reuse": "smem_tiling", "lang": "cuda"}
+    assert num["pattern.reuse=smem_tiling"] == 1.0 and num["pattern.reuse=none"] == 0.0
+    assert num["smem.tiled"] == 1.0 and num["loops"] == 3.0 and np.isnan(num["ratio"])
+    assert num["lang=cuda"] == 1.0
+    with pytest.raises(ValueError, match="not numeric"):
+        ProgramRecord(task="t", source="s", features={"x": "a"}, verified=True,  # type: ignore[dict-item]
+                      round=0)
