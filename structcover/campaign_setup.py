@@ -4,6 +4,7 @@ bound tools and agents, and the exporter of the round's outputs."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,12 +13,7 @@ import pandas as pd
 
 from structcover.agents.diagnoser import Diagnoser
 from structcover.agents.ports import Toolbox
-from structcover.campaign_tools import (
-    ArchiveCoverage,
-    RegistryMutate,
-    StoreMemory,
-    numeric_features,
-)
+from structcover.campaign_tools import ArchiveCoverage, RegistryMutate, StoreMemory
 from structcover.graphs.campaign import CampaignContext, Limits
 from structcover.schema import content_hash
 
@@ -116,19 +112,25 @@ def _drift(state_dir: Path, n: int) -> list[str]:
 def _seed_memory(store: Any, rows: pd.DataFrame, coverage: ArchiveCoverage, n: int) -> None:
     """Add the round's distinct correct programs (the mutation parents) to memory."""
     from structcover.tools.store import ProgramRecord
+    from structcover.tools.store.embedding import numeric_features
 
     ok = rows[rows["correct"].fillna(False).astype(bool)] if "correct" in rows.columns else rows
     ok = ok.drop_duplicates(["task_id", "program_id"]).sort_values(["task_id", "program_id"])
     feats = [c for c in ok.columns if isinstance(c, str) and "." in c]
     records = []
     for _, r in ok.iterrows():
-        values = {f: r[f] for f in feats}
+        values = {f: (None if _missing(r[f]) else r[f]) for f in feats}
+        numeric, levels = numeric_features(values)
         records.append(ProgramRecord(
             task=str(r["task_id"]), source=str(r["program"]),
-            features=numeric_features(values), verified=True, round=n, origin="input",
+            features=numeric, levels=levels, verified=True, round=n, origin="input",
             bin_label=coverage.bin_of(values) or None))
     if records:
         store.add_programs(records)
+
+
+def _missing(v: object) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
 
 
 def _known_ids(rows: pd.DataFrame) -> frozenset[str]:

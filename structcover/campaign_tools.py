@@ -11,7 +11,6 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from structcover.agents.ports import GapMemory, MutantSource, Neighbour
@@ -23,15 +22,6 @@ from structcover.tools.coverage.bins import Bound
 def bound_text(bound: Bound) -> str:
     """A bin bound as the level the planner and prompts name (categories as is)."""
     return str(bound.value) if bound.value is not None else bound.render()
-
-
-def numeric_features(values: dict[str, Any]) -> dict[str, float]:
-    """The numeric (non-flag-string) part of a feature dict, for the memory embedding."""
-    out: dict[str, float] = {}
-    for k, v in values.items():
-        if isinstance(v, bool) or isinstance(v, int | float) and not (isinstance(v, float) and np.isnan(v)):
-            out[k] = float(v)
-    return out
 
 
 @dataclass
@@ -145,7 +135,9 @@ class StoreMemory:
                                             verified=True)}
         ranked.sort(key=lambda p: (self.coverage.bin_distance(p.bin_label or "", target),
                                    near.get(p.program_id, 2.0), p.program_id))
-        return [Neighbour(p.program_id, p.source, dict(p.features) | self.coverage.levels(p.bin_label or ""),
+        return [Neighbour(p.program_id, p.source,
+                          dict(p.features) | dict(p.levels)
+                          | self.coverage.levels(p.bin_label or ""),
                           float(self.coverage.bin_distance(p.bin_label or "", target)))
                 for p in ranked[:k]]
 
@@ -189,10 +181,12 @@ class StoreMemory:
     def add_program(self, record: dict[str, Any], round: int) -> None:
         """Store a verified mutant."""
         from structcover.tools.store import ProgramRecord
+        from structcover.tools.store.embedding import numeric_features
 
+        numeric, levels = numeric_features(record["features"])
         self.store.add_programs([ProgramRecord(
             task=record["task"], source=record["source"],
-            features=numeric_features(record["features"]), verified=True, round=round,
+            features=numeric, levels=levels, verified=True, round=round,
             origin="mutant", bin_label=record["bin"], backend=record["backend"],
             parent_id=record["parent_id"], operators=list(record["operators"]))])
 
