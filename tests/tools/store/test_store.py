@@ -189,6 +189,6 @@ def test_numeric_features_one_hot_documented_levels() -> None:
     assert num["pattern.reuse=smem_tiling"] == 1.0 and num["pattern.reuse=none"] == 0.0
     assert num["smem.tiled"] == 1.0 and num["loops"] == 3.0 and np.isnan(num["ratio"])
     assert num["lang=cuda"] == 1.0
-    with pytest.raises(ValueError, match="not numeric"):
+    with pytest.raises(ValueError, match="valid number"):
         ProgramRecord(task="t", source="s", features={"x": "a"}, verified=True,  # type: ignore[dict-item]
                       round=0)
