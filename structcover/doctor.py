@@ -124,19 +124,13 @@ def check_store(state_dir: Path) -> Check:
     detail = f"state {state_dir} {'writable' if writable else 'NOT writable'}; " \
              f"chromadb {'installed' if has_chroma else 'missing'}"
     return Check(name="store", ok=writable and has_chroma, detail=detail,
-                 how_to_get="" if has_chroma else "pip install 'structcover[agents]'")
-
-
-def check_ray() -> Check:
-    """Ray, for scale-out beyond one machine."""
-    present = importlib.util.find_spec("ray") is not None
-    return Check(name="ray", ok=present, detail="installed" if present else "not installed",
-                 how_to_get="" if present else "pip install 'structcover[ray]'")
+                 how_to_get="" if has_chroma else "pip install structcover (chromadb is a core "
+                                                  "dependency of the campaign)")
 
 
 def run_checks(*, llm_base_url: str | None, state_dir: Path) -> list[Check]:
     """Run every check; none raises."""
     checks: list[Callable[[], Check]] = [
         check_cxx, check_nvcc, check_nvrtc, check_gpu, check_nvml,
-        lambda: check_llm(llm_base_url), lambda: check_store(state_dir), check_ray]
+        lambda: check_llm(llm_base_url), lambda: check_store(state_dir)]
     return [c() for c in checks]
