@@ -70,6 +70,7 @@ def prepare(data: Path, state_dir: Path, options: CampaignOptions) -> Prepared:
     n = int(d.round or 0)
     rows = run.table.reset_index(drop=True)
     proofs: dict[str, dict[str, str]] = {"*": {p.bin: p.reason for p in d.infeasible}}
+    proofs.update(task_rule_proofs(rows, run.archive))
     coverage = ArchiveCoverage(
         table=rows, archive=run.archive, proofs=proofs,
         f_star=[f.name for f in d.features if f.selected], drift=_drift(state_dir, n),
@@ -94,6 +95,37 @@ def prepare(data: Path, state_dir: Path, options: CampaignOptions) -> Prepared:
 
     prep.context.export = exporter(prep, options)
     return prep
+
+
+def task_rule_proofs(rows: pd.DataFrame, archive: Any) -> dict[str, dict[str, str]]:
+    """Per task, the bins a task rule of ``tools.coverage.per_task`` proves infeasible
+    (bins a program of the task reaches stay feasible: the program disproves the rule)."""
+    try:
+        from structcover.tools.coverage.per_task import (
+            DEFAULT_TASK_RULES,
+            task_families,
+        )
+    except ImportError:
+        return {}
+    labels = archive.labels()
+    bounds = {lab: archive.describe_bin(lab) for lab in labels}
+    idx = archive.index(rows)
+    fams = task_families(rows).to_numpy()
+    tasks = rows["task_id"].astype(str).to_numpy()
+    out: dict[str, dict[str, str]] = {}
+    for task in sorted(set(tasks)):
+        mine = tasks == task
+        family = str(fams[mine][0])
+        reached = {labels[int(i)] for i in idx[mine] if i >= 0}
+        for rule in DEFAULT_TASK_RULES:
+            if family not in rule.families and task not in rule.families:
+                continue
+            for lab in labels:
+                b = bounds[lab]
+                if lab not in reached and all(f in b and b[f].value == v
+                                              for f, v in rule.when.items()):
+                    out.setdefault(task, {})[lab] = f"{rule.name}: {rule.reason}"
+    return out
 
 
 def _drift(state_dir: Path, n: int) -> list[str]:
