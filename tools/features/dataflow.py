@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from structcover.tools.cuda_ast import field_id
+from structcover.tools.cuda_ast import field_id, parse
 from structcover.tools.features.model import Facts, Func
 
 _F_ARGUMENT = field_id("argument")
+_F_ARGUMENTS = field_id("arguments")
+_F_DECLARATOR = field_id("declarator")
 _F_FIELD = field_id("field")
 _F_FUNCTION = field_id("function")
 _F_LEFT = field_id("left")
@@ -33,12 +35,42 @@ _MAX_DEPTH = 120  # deeper expressions are "unknown" (keeps recursion far from P
 _LANE_CALLS = {b".thread_rank", b"__lane_id", b"laneid"}
 
 
+_MAX_BIND_DEPTH = 3
+_BIND_DEPTH = 0  # helper-parameter bindings in progress (a guard against deep call chains)
+
+
+def macro_expression(facts: Facts, name: bytes) -> Node | None:
+    """The expression a ``#define`` stands for (``#define BM (64)``), parsed once per
+    program; None when the macro is not an expression."""
+    cache = facts.macro_nodes
+    if name not in cache:
+        text = facts.macros.get(name, b"")
+        tree = parse(b"int __m = " + text + b";")
+        node = None
+        if not tree.root.has_error:
+            decl = tree.root.named_children[0] if tree.root.named_children else None
+            init = decl.child_by_field_id(_F_DECLARATOR) if decl is not None else None
+            node = init.child_by_field_id(_F_VALUE) if init is not None else None
+        cache[name] = (tree, node)
+    return cache[name][1]
+
+
 class NotAffine(Exception):
     """The expression does not reduce to an affine form."""
 
 
 class Indirect(Exception):
     """The expression reads memory (``x[col[k]]``)."""
+
+
+def mul(a: Poly, b: Poly) -> Poly:
+    """Product of two polynomials."""
+    return _mul(a, b)
+
+
+def add(a: Poly, b: Poly) -> Poly:
+    """Sum of two polynomials."""
+    return _add(a, b)
 
 
 def _mul(a: Poly, b: Poly) -> Poly:
@@ -175,12 +207,10 @@ class Resolver:
         if decl is None:
             plain = [v for op, v in others if op == "="]
             if not plain:
-                macro = self.facts.macros.get(name)
-                if macro is not None and not others:
-                    try:
-                        return {(): _number(macro)}, 0
-                    except ValueError:
-                        return sym, 0
+                if not others:
+                    bound = self._outer(name)
+                    if bound is not None:
+                        return bound
                 return sym, 0
             base, rest = plain[0], plain[1:]
             varies = len(others) > 1 or name in self.func.loop_vars
@@ -194,6 +224,56 @@ class Resolver:
                 raise NotAffine(name)
         if varies:
             poly = _add(poly, sym)
+        return poly, chain + 1
+
+    def _outer(self, name: bytes) -> tuple[Poly, int] | None:
+        """Value of a name the function does not define: a template parameter the source
+        fixes, a helper's parameter bound at its call site, a file-scope constant, a macro."""
+        func = self.func
+        tval = func.template_values.get(name)
+        if tval is not None:
+            if tval.type in ("type_descriptor", "identifier", "type_identifier"):
+                return self._global(tval.text.strip())
+            return self._eval(tval, 1)[0], 1
+        param = func.params.get(name)
+        if param is not None:
+            return None if param.pointer else self._bind_param(name)
+        return self._global(name)
+
+    def _global(self, name: bytes) -> tuple[Poly, int] | None:
+        """A file-scope constant or a macro with a constant (or affine) value."""
+        value = self.facts.file_consts.get(name)
+        if value is not None:
+            return self._eval(value, 1)[0], 1
+        macro = self.facts.macros.get(name)
+        if macro is None:
+            return None
+        try:
+            return {(): _number(macro)}, 0
+        except ValueError:
+            node = macro_expression(self.facts, name)
+            return (self._eval(node, 1)[0], 1) if node is not None else None
+
+    def _bind_param(self, name: bytes) -> tuple[Poly, int] | None:
+        """A ``__device__`` helper's value parameter, resolved at its first call site in the
+        caller's terms (bounded depth: helpers calling helpers)."""
+        global _BIND_DEPTH
+        sites = self.facts.calls_to.get(self.func.name) if self.func.kind == "device" else None
+        if not sites or _BIND_DEPTH >= _MAX_BIND_DEPTH:
+            return None
+        caller, call = sites[0]
+        args = call.child_by_field_id(_F_ARGUMENTS)
+        index = list(self.func.params).index(name)
+        if args is None or index >= len(args.named_children):
+            return None
+        res = self.facts.resolvers.get(id(caller))
+        if res is None:
+            res = self.facts.resolvers[id(caller)] = Resolver(self.facts, caller)
+        _BIND_DEPTH += 1
+        try:
+            poly, chain = res.resolve(args.named_children[index])
+        finally:
+            _BIND_DEPTH -= 1
         return poly, chain + 1
 
     def _eval(self, node: Node, depth: int) -> tuple[Poly, int]:

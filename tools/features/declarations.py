@@ -14,6 +14,10 @@ _F_DECLARATOR = field_id("declarator")
 _F_LEFT = field_id("left")
 _F_PARAMETERS = field_id("parameters")
 _F_SIZE = field_id("size")
+_F_DEFAULT_TYPE = field_id("default_type")
+_F_DEFAULT_VALUE = field_id("default_value")
+_F_FUNCTION = field_id("function")
+_F_NAME = field_id("name")
 
 _QUALS = frozenset({"__global__", "__device__", "__host__"})
 
@@ -69,7 +73,8 @@ def shared_dims(decl: Node) -> tuple[bytes | None, list[Node]]:
 
 def mark_shared_params(facts: Facts) -> None:
     """Mark pointer parameters of device functions that callers pass shared arrays to, so
-    accesses inside helpers (``block_reduce(float* red)``) count as shared."""
+    accesses inside helpers (``block_reduce(float* red)``) count as shared, and record every
+    device function's call sites (``facts.calls_to``) so its parameters can be bound."""
     callees = {f.name: f for f in facts.funcs if f.kind == "device"}
     if not callees:
         return
@@ -79,6 +84,8 @@ def mark_shared_params(facts: Facts) -> None:
             args = site.node.child_by_field_id(_F_ARGUMENTS) if callee is not None else None
             if args is None:
                 continue
+            if func.is_device and callee is not func:
+                facts.calls_to.setdefault(name, []).append((func, site.node))
             params = list(callee.params)
             for i, arg in enumerate(args.named_children[:len(params)]):
                 base = arg
@@ -93,3 +100,57 @@ def mark_shared_params(facts: Facts) -> None:
                 if base.type == "identifier" and (base.text in func.shared
                                                   or base.text in facts.file_shared):
                     facts.shared_params.add((callee.name, params[i]))
+
+
+def _template_params(tdecl: Node) -> list[tuple[bytes, Node | None]]:
+    """(name, default value node) of each parameter of a template declaration."""
+    plist = next((c for c in tdecl.named_children if c.type == "template_parameter_list"), None)
+    out: list[tuple[bytes, Node | None]] = []
+    for p in plist.named_children if plist is not None else ():
+        name_node = p.child_by_field_id(_F_DECLARATOR)
+        if name_node is None:
+            name_node = next((c for c in p.named_children
+                              if c.type in ("identifier", "type_identifier")), None)
+        default = p.child_by_field_id(_F_DEFAULT_VALUE) or p.child_by_field_id(_F_DEFAULT_TYPE)
+        if name_node is not None:
+            out.append((name_node.text, default))
+    return out
+
+
+def _instantiations(facts: Facts) -> dict[bytes, list[Node]]:
+    """Template arguments of the first instantiation of each function, by function name:
+    launch sites (``k<128, 8><<<...>>>``) first, then explicit instantiations."""
+    found: dict[bytes, list[Node]] = {}
+    fns = [c.child_by_field_id(_F_FUNCTION) for c in facts.launches]
+    root = facts.parsed.root
+    for child in root.children if facts.templates else ():
+        if child.type == "template_instantiation":
+            decl = child.child_by_field_id(_F_DECLARATOR)
+            fns.append(decl.child_by_field_id(_F_DECLARATOR) if decl is not None else None)
+    for fn in fns:
+        if fn is None or fn.type != "template_function":
+            continue
+        name = fn.child_by_field_id(_F_NAME)
+        args = fn.child_by_field_id(_F_ARGUMENTS)
+        if name is not None and args is not None and name.text not in found:
+            found[name.text] = list(args.named_children)
+    return found
+
+
+def bind_templates(facts: Facts) -> None:
+    """Fix template parameters of function templates where the source does: the first
+    launch or explicit instantiation, else the parameter's default argument."""
+    if not facts.templates:
+        return
+    inst: dict[bytes, list[Node]] | None = None
+    for func in facts.funcs:
+        parent = func.node.parent
+        if parent is None or parent.type != "template_declaration":
+            continue
+        if inst is None:
+            inst = _instantiations(facts)
+        args = inst.get(func.name, [])
+        for i, (name, default) in enumerate(_template_params(parent)):
+            value = args[i] if i < len(args) else default
+            if value is not None:
+                func.template_values[name] = value

@@ -91,7 +91,7 @@ def _extract_values(source: str | bytes, patterns: PatternSet | None,
             values["parse.truncated"] = parsed.truncated
             values["parse.error_nodes"] = facts.errors
             values["parse.error_fraction"] = facts.errors / max(facts.nodes, 1)
-            resolvers: dict[int, Resolver] = {}
+            resolvers: dict[int, Resolver] = facts.resolvers
             mem = collect_accesses(facts, resolvers)
             _safe(values, memory_features, facts, mem, resolvers)
             _safe(values, tiling_features, facts, mem)

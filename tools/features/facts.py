@@ -15,7 +15,8 @@ from pathlib import Path
 from tree_sitter import Node, QueryCursor
 
 from structcover.tools.cuda_ast import Parsed, error_nodes, field_id, language, query
-from structcover.tools.features.declarations import function_facts, mark_shared_params, shared_dims
+from structcover.tools.features.declarations import (
+    bind_templates, function_facts, mark_shared_params, shared_dims)
 from structcover.tools.features.model import (
     LOOPS, NAME_TYPES, Facts, Func, SharedArray, Site, declarator_name)
 
@@ -90,6 +91,10 @@ class _Walker:
                     self.facts.constant_vars.add(name)
                 elif b"__device__" in head:
                     self.facts.device_globals.add(name)
+                elif b"const" in head and dtype == "init_declarator" and ttype == "identifier":
+                    value = decl.child_by_field_id(_F_VALUE)
+                    if value is not None:  # constexpr int TILE = 32; static const int N = ...
+                        self.facts.file_consts[name] = value
                 continue
             itype = dtype
             if dtype == "function_declarator":  # `dim3 block(TILE, TILE);` parses so
@@ -340,4 +345,5 @@ def collect(parsed: Parsed, cursor_walk: bool = False) -> Facts:
     walker = _Walker(parsed)
     facts = walker.run_cursor() if cursor_walk else walker.run()
     mark_shared_params(facts)
+    bind_templates(facts)
     return facts

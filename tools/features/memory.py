@@ -15,7 +15,7 @@ from tree_sitter import Node
 
 from structcover.tools.cuda_ast import field_id
 from structcover.tools.features.dataflow import (
-    Indirect, NotAffine, Poly, Resolver, const_of)
+    Indirect, NotAffine, Poly, Resolver, add, const_of, mul)
 from structcover.tools.features.model import Facts, Func, Site, vector_width
 
 _F_ARGUMENT = field_id("argument")
@@ -48,6 +48,8 @@ class Access:
     store: bool
     vector: int
     base: bytes
+    #: Elements between neighbouring lanes (coefficient of threadIdx.x) when constant.
+    stride: float | None = None
 
 
 @dataclass
@@ -104,11 +106,18 @@ def pointer_form(facts: Facts, func: Func, res: Resolver, node: Node,
         space = base_space(facts, func, name)
         if space is not None:
             param = func.params.get(name)
-            return name, space, {}, (param.vector if param is not None else 1)
-        if name in func.local_ptrs:
+            form = None
+            if param is not None and func.kind == "device" and depth < 8:
+                form = _bound_pointer(facts, func, name, depth)
+            if form is None:
+                form = name, space, {}, (param.vector if param is not None else 1)
+            return _advanced(func, res, name, form)
+        if name not in func.local_arrays:
+            # A local pointer (`float* q = &x[i]`, `auto p = A + off`) with one definition.
             defs = [v for op, v in func.defs.get(name, []) if op in ("decl", "=")]
             if len(defs) == 1:
-                return pointer_form(facts, func, res, defs[0], depth + 1)
+                form = pointer_form(facts, func, res, defs[0], depth + 1)
+                return _advanced(func, res, name, form)
         raise _Skip
     if t == "parenthesized_expression" and node.named_children:
         return pointer_form(facts, func, res, node.named_children[-1], depth + 1)
@@ -128,15 +137,30 @@ def pointer_form(facts: Facts, func: Func, res: Resolver, node: Node,
     if t == "pointer_expression" and node.child(0).type == "&":
         arg = node.child_by_field_id(_F_ARGUMENT)
         if arg is not None and arg.type == "subscript_expression":
-            base = arg.child_by_field_id(_F_ARGUMENT)
-            idx = _index_node(arg)
-            if base is None or idx is None:
+            indices: list[Node] = []
+            base = arg
+            while base is not None and base.type == "subscript_expression":
+                idx = _index_node(base)
+                if idx is None:
+                    raise _Skip
+                indices.append(idx)
+                base = base.child_by_field_id(_F_ARGUMENT)
+            if base is None:
                 raise _Skip
+            indices.reverse()
             name, space, off, width = pointer_form(facts, func, res, base, depth + 1)
-            extra, _ = res.resolve(idx)
+            sizes: list[Node] = []
+            if len(indices) > 1:  # &tile[r][c]: row-major over the declared sizes
+                arr = func.shared.get(name) or facts.file_shared.get(name)
+                if arr is None or len(arr.dims) != len(indices):
+                    raise _Skip
+                sizes = arr.dims
             merged = dict(off)
-            for m, c in extra.items():
-                merged[m] = merged.get(m, 0.0) + c
+            for i, idx in enumerate(indices):
+                term, _ = res.resolve(idx)
+                for dim in sizes[i + 1:]:
+                    term = mul(term, res.resolve(dim)[0])
+                merged = add(merged, term)
             return name, space, merged, width
         raise _Skip
     if t in ("call_expression", "cast_expression"):
@@ -159,6 +183,48 @@ def pointer_form(facts: Facts, func: Func, res: Resolver, node: Node,
         scale = width / new_width
         return name, space, {m: c * scale for m, c in off.items()}, new_width
     raise _Skip
+
+
+def _advanced(func: Func, res: Resolver, name: bytes,
+              form: tuple[bytes, str, Poly, int]) -> tuple[bytes, str, Poly, int]:
+    """Add the pointer's own increments (``A += cRow * BM * K``, ``p -= k``) to its offset.
+
+    Every increment in the function is added once: a loop-carried step (``A += BK`` per
+    tile) is warp-uniform, so the sum keeps the per-lane coefficient the classification
+    reads.
+    """
+    base, space, off, width = form
+    incs = [(op, v) for op, v in func.defs.get(name, ()) if op in ("+=", "-=")]
+    if not incs:
+        return form
+    merged = dict(off)
+    for op, value in incs:
+        extra, _ = res.resolve(value)
+        sign = 1.0 if op == "+=" else -1.0
+        for m, c in extra.items():
+            merged[m] = merged.get(m, 0.0) + sign * c
+    return base, space, {m: c for m, c in merged.items() if c != 0}, width
+
+
+def _bound_pointer(facts: Facts, func: Func, name: bytes,
+                   depth: int) -> tuple[bytes, str, Poly, int] | None:
+    """A helper's pointer parameter as its first caller passes it (``load(A + row * K)``),
+    in the caller's terms; None when there is no caller or the argument does not reduce."""
+    sites = facts.calls_to.get(func.name)
+    if not sites:
+        return None
+    caller, call = sites[0]
+    args = call.child_by_field_id(_F_ARGUMENTS)
+    index = list(func.params).index(name)
+    if args is None or index >= len(args.named_children):
+        return None
+    res = facts.resolvers.get(id(caller))
+    if res is None:
+        res = facts.resolvers[id(caller)] = Resolver(facts, caller)
+    try:
+        return pointer_form(facts, caller, res, args.named_children[index], depth + 4)
+    except (_Skip, NotAffine, Indirect):
+        return None
 
 
 def _index_node(sub: Node) -> Node | None:
@@ -234,8 +300,8 @@ def _classify_site(facts: Facts, func: Func, res: Resolver, site: Site,
                 if base is None:
                     return None
             name, space, off, width = pointer_form(facts, func, res, base)
-            if space == "shared":
-                return Access(site, space, "shared", store, width, name)
+            if space == "shared" and dims > 1:
+                return _shared_access(facts, func, res, site, store, name, off, width, dims)
             if dims > 1:  # a[y][x] through a global pointer-to-array: not reduced here
                 return Access(site, space, "unknown", store, width, name)
         else:
@@ -243,8 +309,6 @@ def _classify_site(facts: Facts, func: Func, res: Resolver, site: Site,
             if arg is None:
                 return None
             name, space, off, width = pointer_form(facts, func, res, arg)
-            if space == "shared":
-                return Access(site, space, "shared", store, width, name)
             idx = None
     except _Skip:
         return None
@@ -252,6 +316,7 @@ def _classify_site(facts: Facts, func: Func, res: Resolver, site: Site,
         return Access(site, "global", "indirect", store, 1, b"")
     except NotAffine:
         return Access(site, "global", "unknown", store, 1, b"")
+    stride = None
     try:
         poly = dict(off)
         if idx is not None:
@@ -259,11 +324,70 @@ def _classify_site(facts: Facts, func: Func, res: Resolver, site: Site,
             for m, c in ip.items():
                 poly[m] = poly.get(m, 0.0) + c
         kind = classify(poly)
+        stride = lane_stride(poly)
     except Indirect:
         kind = "indirect"
     except NotAffine:
         kind = "unknown"
-    return Access(site, space, kind, store, width, name)
+    return Access(site, space, kind, store, width, name, stride)
+
+
+def _shared_access(facts: Facts, func: Func, res: Resolver, site: Site, store: bool,
+                   name: bytes, off: Poly, width: int, ndims: int) -> Access:
+    """Classify a multi-dimensional shared access on its row-major linear index (the
+    declared sizes multiply the outer indices), so ``s[threadIdx.x][k]`` with ``s[32][33]``
+    has a lane stride of 33 words: strided, but free of bank conflicts."""
+    arr = func.shared.get(name) or facts.file_shared.get(name)
+    indices: list[Node] = []
+    node: Node | None = site.node
+    while node is not None and node.type == "subscript_expression":
+        ix = _index_node(node)
+        if ix is None:
+            return Access(site, "shared", "unknown", store, width, name)
+        indices.append(ix)
+        node = node.child_by_field_id(_F_ARGUMENT)
+    indices.reverse()
+    if arr is None or len(arr.dims) != len(indices) or len(indices) != ndims:
+        return Access(site, "shared", "unknown", store, width, name)
+    try:
+        linear: Poly = dict(off)
+        for i, ix in enumerate(indices):
+            term, _ = res.resolve(ix)
+            for dim in arr.dims[i + 1:]:
+                term = mul(term, res.resolve(dim)[0])
+            linear = add(linear, term)
+        return Access(site, "shared", classify(linear), store, width, name, lane_stride(linear))
+    except Indirect:
+        return Access(site, "shared", "indirect", store, width, name)
+    except NotAffine:
+        return Access(site, "shared", "unknown", store, width, name)
+
+
+def lane_stride(poly: Poly) -> float | None:
+    """Constant coefficient of ``threadIdx.x`` (elements between neighbouring lanes), 0 when
+    absent, None when it is symbolic or not linear."""
+    coef: Poly = {}
+    for m, c in poly.items():
+        n = m.count("tid.x")
+        if n > 1:
+            return None
+        if n == 1:
+            rest = list(m)
+            rest.remove("tid.x")
+            coef[tuple(rest)] = coef.get(tuple(rest), 0.0) + c
+    coef = {m: c for m, c in coef.items() if c != 0}
+    return const_of(coef)
+
+
+def bank_conflicted(acc: Access) -> bool:
+    """A shared access whose lanes are an even (or unknown, symbolic) number of 4-byte words
+    apart: two lanes of a warp hit one bank (a stride of 33 after padding does not)."""
+    if acc.space != "shared" or acc.kind != "strided":
+        return False
+    if acc.stride is None:
+        return True
+    words = abs(acc.stride) * acc.vector
+    return words > acc.vector and float(words).is_integer() and int(words) % 2 == 0
 
 
 def collect_accesses(facts: Facts, resolvers: dict[int, Resolver]) -> MemoryFacts:
@@ -325,11 +449,14 @@ def memory_features(facts: Facts, mem: MemoryFacts,
     """``mem.*`` and ``smem.*`` values from the classified accesses."""
     counts = {"coalesced": 0, "strided": 0, "broadcast": 0, "indirect": 0, "unknown": 0}
     loads = stores = vec = smem_acc = strided_loads = strided_stores = 0
+    smem_strided = conflicts = 0
     for acc in mem.accesses:
         if acc.vector > 1:
             vec += 1
         if acc.space == "shared":
             smem_acc += 1
+            smem_strided += acc.kind == "strided"
+            conflicts += bank_conflicted(acc)
             continue
         if acc.space != "global":
             continue
@@ -394,4 +521,6 @@ def memory_features(facts: Facts, mem: MemoryFacts,
         "smem.dynamic": dynamic,
         "smem.padded": padded,
         "smem.accesses": smem_acc,
+        "smem.strided_accesses": smem_strided,
+        "smem.bank_conflicts": conflicts,
     }

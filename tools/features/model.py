@@ -7,6 +7,7 @@ import bisect
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from tree_sitter import Node
 
@@ -73,6 +74,9 @@ class Func:
     branches: list[Site] = field(default_factory=list)
     stores: set[tuple[int, int]] = field(default_factory=set)
     max_loop_depth: int = 0
+    #: Template parameters fixed by the source (launch site, explicit instantiation or
+    #: default argument): name -> the argument's node.
+    template_values: dict[bytes, Node] = field(default_factory=dict)
 
     @property
     def is_device(self) -> bool:
@@ -104,6 +108,15 @@ class Facts:
     _starts: list[int] = field(default_factory=list, repr=False)
     #: (device function, pointer parameter) pairs that callers bind to shared arrays.
     shared_params: set[tuple[bytes, bytes]] = field(default_factory=set)
+    #: File-scope ``const``/``constexpr`` variables: name -> value node.
+    file_consts: dict[bytes, Node] = field(default_factory=dict)
+    #: Device function name -> its call sites in device code, as (caller, call node).
+    calls_to: dict[bytes, list[tuple[Func, Node]]] = field(default_factory=dict)
+    #: Per-function expression resolvers (``dataflow.Resolver``) by ``id(func)``, shared by
+    #: the families so a helper's parameters resolve in its caller's resolver.
+    resolvers: dict[int, Any] = field(default_factory=dict)
+    #: Parsed ``#define`` bodies (tree kept alive with its value node), by macro name.
+    macro_nodes: dict[bytes, tuple[Any, Node | None]] = field(default_factory=dict)
 
     def func_at(self, byte: int) -> Func | None:
         """The function whose body holds ``byte`` (functions are in document order)."""

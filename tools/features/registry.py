@@ -101,6 +101,11 @@ FEATURES: tuple[FeatureSpec, ...] = (
     _f("smem.dynamic", "bool", "extern __shared__ (dynamic shared memory) used"),
     _f("smem.padded", "bool", "a 2-D shared array padded against bank conflicts ([32][33])"),
     _f("smem.accesses", "count", "shared-memory accesses"),
+    _f("smem.strided_accesses", "count",
+       "shared accesses whose lanes are more than one element apart (row-major linear index)"),
+    _f("smem.bank_conflicts", "count",
+       "shared accesses whose lanes are an even or symbolic number of 4-byte words apart "
+       "(two lanes share a bank; a padded stride of 33 does not)"),
     _f("smem.tiled", "bool", "global data staged in shared memory, a barrier, then shared reads"),
     _f("smem.reuse_in_loop", "bool",
        "staged shared data is read inside a loop deeper than the staging"),

@@ -1,0 +1,175 @@
+"""Data flow that follows real code (issue 12): pointer aliases and arithmetic, helper calls,
+loop-carried offsets, constants and template parameters; classification holds through them
+for global and shared memory."""
+
+from __future__ import annotations
+
+from structcover.tools.features.extract import extract_values
+
+_KEYS = ("coalesced", "strided", "broadcast", "indirect", "unknown")
+
+
+def g(src: str) -> dict[str, int]:
+    """Global access counts by class."""
+    values = extract_values(src)
+    assert not values["parse.extract_error"]
+    return {k: values[f"mem.global_{k}"] for k in _KEYS if values[f"mem.global_{k}"]}
+
+
+ADVANCED_POINTERS = r"""
+#define BM 32
+#define BK 32
+__global__ void sg(int M, int N, int K, const float* A, const float* B, float* C) {
+    const int cRow = blockIdx.y, cCol = blockIdx.x;
+    __shared__ float As[BM * BK];
+    __shared__ float Bs[BK * BM];
+    const int tr = threadIdx.x / BK, tc = threadIdx.x % BK;
+    A += cRow * BM * K;
+    B += cCol * BM;
+    C += cRow * BM * N + cCol * BM;
+    float tmp = 0.0f;
+    for (int bk = 0; bk < K; bk += BK) {
+        As[tr * BK + tc] = A[tr * K + tc];
+        Bs[tr * BM + tc] = B[tr * N + tc];
+        __syncthreads();
+        A += BK;
+        B += BK * N;
+        for (int d = 0; d < BK; ++d) tmp += As[tr * BK + d] * Bs[d * BM + tc];
+        __syncthreads();
+    }
+    C[tr * N + tc] = tmp;
+}
+"""
+
+
+def test_pointers_advanced_by_blocks_and_loop_carried_steps_stay_coalesced():
+    values = extract_values(ADVANCED_POINTERS)
+    assert g(ADVANCED_POINTERS) == {"coalesced": 3}
+    assert values["smem.accesses"] == 4 and values["smem.tiled"]
+    assert values["pattern.reuse"] == "smem_tiling"
+
+
+def test_a_thread_offset_added_to_a_pointer_is_followed():
+    # Without the increment the load would read as warp-uniform (broadcast).
+    src = r"""
+    __global__ void pi(const float* x, float* y) {
+        const float* p = x;
+        p += blockIdx.x * blockDim.x + threadIdx.x;
+        float* q = y;
+        q += (blockIdx.x * blockDim.x + threadIdx.x) * 32;
+        *q = *p;
+    }"""
+    assert g(src) == {"coalesced": 1, "strided": 1}
+
+
+def test_pointer_aliases_address_of_auto_and_vector_casts():
+    src = r"""
+    __global__ void al(const float* x, float* y, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        const float* q = &x[i];
+        auto r = x + i * 8;
+        float* out = y + blockIdx.x * blockDim.x;
+        out[threadIdx.x] = q[0] + *r;
+        int off = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
+        float4 v = *reinterpret_cast<const float4*>(x + off);
+        reinterpret_cast<float4*>(y)[i] = v;
+    }"""
+    values = extract_values(src)
+    # q and out coalesced; r strided (8 apart); x + 4*i as float4 is one float4 per lane.
+    assert g(src) == {"coalesced": 4, "strided": 1}
+    assert values["mem.vector_width_global"] == 4
+
+
+def test_indices_passed_into_device_helpers():
+    coalesced = r"""
+    __device__ float load(const float* p, int i) { return p[i]; }
+    __device__ void store(float* p, int j, float v) { p[j] = v; }
+    __global__ void h(const float* x, float* y) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        store(y, i, load(x, i) * 2.0f);
+    }"""
+    strided = coalesced.replace("load(x, i)", "load(x, i * 64)")
+    row_ptr = r"""
+    __device__ float first(const float* row) { return row[0]; }
+    __global__ void h(const float* x, float* y, int cols) {
+        int r = blockIdx.x * blockDim.x + threadIdx.x;
+        y[r] = first(x + r * cols);
+    }"""
+    indirect = coalesced.replace("load(x, i)", "load(x, (int)x[i])")
+    assert g(coalesced) == {"coalesced": 2}
+    assert g(strided) == {"coalesced": 1, "strided": 1}
+    assert g(row_ptr) == {"coalesced": 1, "strided": 1}
+    assert g(indirect)["indirect"] == 1
+
+
+def test_two_call_levels():
+    src = r"""
+    __device__ float at(const float* p, int k) { return p[k]; }
+    __device__ float twice(const float* p, int j) { return 2.0f * at(p, j); }
+    __global__ void h(const float* x, float* y, int s) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        y[i] = twice(x, i * s);
+    }"""
+    assert g(src) == {"coalesced": 1, "strided": 1}
+
+
+def test_template_parameters_fixed_by_the_launch_site():
+    src = r"""
+    template <int BM, int BK, int TM = 8>
+    __global__ void t(const float* A, float* C, int K) {
+        __shared__ float As[BM * BK];
+        float acc[TM] = {0.f};
+        for (int i = 0; i < TM; ++i) acc[i] += A[threadIdx.x + i * BM];
+        As[threadIdx.x] = acc[0];
+        __syncthreads();
+        for (int i = 0; i < TM; ++i) C[blockIdx.x * K + As[i] + i] = acc[i];
+    }
+    void launch(const float* A, float* C, int K) { t<64, 8><<<1, 256>>>(A, C, K); }
+    """
+    values = extract_values(src)
+    assert values["smem.static_bytes"] == 64 * 8 * 4 and values["smem.unresolved_sizes"] == 0
+    assert values["reg.accumulators"] == 8 and values["reg.outputs_per_thread"] == 8
+    unlaunched = src.replace("t<64, 8><<<1, 256>>>(A, C, K);", "")
+    assert extract_values(unlaunched)["smem.unresolved_sizes"] == 1
+    explicit = unlaunched + "\ntemplate __global__ void t<16, 4>(const float*, float*, int);\n"
+    assert extract_values(explicit)["smem.static_bytes"] == 16 * 4 * 4
+
+
+def test_constexpr_file_constants_and_macro_expressions():
+    src = r"""
+    constexpr int TILE = 32;
+    static const int PAD = 1;
+    #define STRIDE (TILE * 2)
+    __global__ void c(const float* x, float* y) {
+        __shared__ float s[TILE][TILE + PAD];
+        constexpr int W = 32;
+        s[threadIdx.y][threadIdx.x] = x[threadIdx.x * STRIDE];
+        __syncthreads();
+        y[threadIdx.y * W + threadIdx.x] = s[threadIdx.x][threadIdx.y];
+    }"""
+    values = extract_values(src)
+    assert values["smem.static_bytes"] == 32 * 33 * 4 and values["smem.padded"]
+    assert g(src) == {"coalesced": 1, "strided": 1}
+
+
+def test_shared_memory_classification_and_bank_conflicts():
+    base = r"""
+    #define T 32
+    __global__ void tr(const float* in, float* out, int n) {
+        __shared__ float tile[T][COLS];
+        int x = blockIdx.x * T + threadIdx.x, y = blockIdx.y * T + threadIdx.y;
+        tile[threadIdx.y][threadIdx.x] = in[y * n + x];
+        __syncthreads();
+        x = blockIdx.y * T + threadIdx.x; y = blockIdx.x * T + threadIdx.y;
+        out[y * n + x] = tile[threadIdx.x][threadIdx.y];
+    }"""
+    plain = extract_values(base.replace("COLS", "T"))
+    padded = extract_values(base.replace("COLS", "T + 1"))
+    assert plain["smem.strided_accesses"] == padded["smem.strided_accesses"] == 1
+    assert plain["smem.bank_conflicts"] == 1 and padded["smem.bank_conflicts"] == 0
+    # Through a pointer alias into the shared tile the access is still shared and strided.
+    alias = base.replace("COLS", "T").replace(
+        "out[y * n + x] = tile[threadIdx.x][threadIdx.y];",
+        "float* col = &tile[0][threadIdx.y]; out[y * n + x] = col[threadIdx.x * T];")
+    av = extract_values(alias)
+    assert av["smem.accesses"] == 2 and av["smem.bank_conflicts"] == 1
