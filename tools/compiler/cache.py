@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from structcover.tools.data.atomic import write_bytes
 
 #: Bump when the stored result's meaning changes, so old entries stop matching.
 CACHE_FORMAT = 2
@@ -24,19 +24,6 @@ def cache_key(source: str, arch: str, via: str, flags: list[str], compiler_versi
     blob = json.dumps({"format": CACHE_FORMAT, "source": source, "arch": arch, "via": via,
                        "flags": flags, "compiler": compiler_version}, sort_keys=True)
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so no reader ever sees a partial file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class CompileCache:
@@ -73,8 +60,8 @@ class CompileCache:
         cubin_path = None
         if cubin:
             cubin_path = self.cubin_path(key)
-            atomic_write(cubin_path, cubin)
+            write_bytes(cubin, cubin_path)
             result = {**result, "cubin_path": str(cubin_path)}
         # The JSON goes last: an entry is visible only once its cubin is in place.
-        atomic_write(self._dir(key) / f"{key}.json", json.dumps(result).encode())
+        write_bytes(json.dumps(result).encode(), self._dir(key) / f"{key}.json")
         return cubin_path

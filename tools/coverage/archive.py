@@ -9,8 +9,6 @@ are saved as JSON with their frozen geometry so later rounds bin identically.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,7 @@ import pandas as pd
 from structcover.config import ArchiveSettings
 from structcover.tools.coverage.bins import Bound, Dimension, reward_of
 
+from structcover.tools.data.atomic import write_text
 ARCHIVE_FILE = "archive.json"
 STATUS_NEW, STATUS_IMPROVED, STATUS_NOT_ADDED = "new", "improved", "not_added"
 _MAX_GRID_BINS = 5_000_000
@@ -153,13 +152,7 @@ class Archive:
 
     def save(self, path: Path) -> Path:
         """Write the state as JSON, atomically (temp file + rename)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w") as fh:
-            json.dump(self.to_state(), fh)
-        os.replace(tmp, path)
-        return path
+        return write_text(json.dumps(self.to_state()), path)
 
     def _restore_stats(self, stats: dict[str, list]) -> None:
         self._ensure()

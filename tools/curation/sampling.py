@@ -11,9 +11,6 @@ Every file is written atomically (temp file + rename): a reader never sees half 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +18,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from structcover.tools.coverage.archive import Archive
-from structcover.tools.data.atomic import write_text
+from structcover.tools.data.atomic import atomic_dir, write_text
 from structcover.tools.coverage.bins import Bound
 from structcover.tools.data.datasets import write_jsonl, write_parquet
 
@@ -60,10 +57,7 @@ def write_hf_dataset(table: pd.DataFrame, folder: Path) -> Path:
     from datasets import Dataset
     from datasets.utils import logging as ds_logging
 
-    folder = Path(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}."))
-    try:
+    def save(tmp: Path) -> None:
         # Tools never print: silence the library's progress bar, then restore its setting.
         was_on = ds_logging.is_progress_bar_enabled()
         ds_logging.disable_progress_bar()
@@ -72,13 +66,8 @@ def write_hf_dataset(table: pd.DataFrame, folder: Path) -> Path:
         finally:
             if was_on:
                 ds_logging.enable_progress_bar()
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.replace(tmp, folder)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
-    return folder
+
+    return atomic_dir(folder, save)
 
 
 def render_constraint(bounds: dict[str, Bound]) -> str:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from structcover.tools.data.atomic import write_text
 from structcover.tools.mining.discover import Discovery
 
 
@@ -57,13 +56,7 @@ def compare_discoveries(prev: Discovery, cur: Discovery) -> Drift:
 
 def save_discovery(discovery: Discovery, path: Path | str) -> Path:
     """Write ``discovery`` as JSON, atomically (a reader never sees half a file)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(discovery.model_dump_json(indent=2))
-    os.replace(tmp, path)
-    return path
+    return write_text(discovery.model_dump_json(indent=2), path)
 
 
 def load_discovery(path: Path | str) -> Discovery:

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from structcover.schema import FeatureValue, TaskSpec
+from structcover.tools.data.atomic import write_text
 from structcover.tools.mutations.base import MutationResult, Variant, registry
 
 #: The shipped table (computed by this module's ``main``).
@@ -174,14 +173,7 @@ def compute_stats(*, per_family: int | None = None, operators: list[str] | None 
 
 def save_stats(table: StatsTable, path: Path) -> Path:
     """Write the table as JSON atomically."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(table.model_dump_json(indent=2))
-    os.chmod(tmp, 0o644)  # mkstemp makes it private; the table is meant to be shared
-    os.replace(tmp, path)
-    return path
+    return write_text(table.model_dump_json(indent=2), path)
 
 
 def load_stats(path: Path | None = None, state_dir: Path | None = None) -> StatsTable:
