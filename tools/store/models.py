@@ -122,6 +122,11 @@ class OperatorOutcome(BaseModel):
     program_id: str | None = Field(default=None, description="the program it was applied to")
     moved: dict[str, float] = Field(default_factory=dict,
                                     description="feature deltas the application caused")
+    levels_before: dict[str, str] = Field(default_factory=dict,
+                                          description="pattern / axis levels of the parent")
+    levels_after: dict[str, str] = Field(default_factory=dict,
+                                         description="pattern / axis levels of the variant "
+                                         "(what the planner learns transitions from)")
 
     def outcome_id(self) -> str:
         """Deterministic id of this outcome."""

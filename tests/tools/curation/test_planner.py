@@ -1,0 +1,108 @@
+"""Operator-chain planning toward a bin: declared moves, observed transitions, success rates."""
+
+from __future__ import annotations
+
+import pytest
+from structcover.tools.curation.planner import distance, plan_chains
+from structcover.tools.data.corpus import load_corpus
+from structcover.tools.features.extract import extract_features
+from structcover.tools.store.models import OperatorOutcome
+
+
+@pytest.fixture(scope="module")
+def gemm() -> dict:
+    fam = next(f for f in load_corpus() if f.name == "gemm")
+    values = dict(extract_features(fam.programs[0].source).values)
+    assert values["pattern.reuse"] == "none" and values["pattern.sync"] == "none"
+    return values
+
+
+def _outcome(op: str, before: str, after: str, *, success: bool = True, family: str = "gemm",
+             n: int = 0) -> OperatorOutcome:
+    return OperatorOutcome(operator=op, family=family, success=success,
+                           stage="passed" if success else "equivalence", round=1,
+                           program_id=f"p{n}", levels_before={"pattern.reuse": before},
+                           levels_after={"pattern.reuse": after} if success else {})
+
+
+def test_declared_moves_reach_a_single_axis_target(gemm: dict) -> None:
+    plan = plan_chains(gemm, {"pattern.reuse": "smem_tiling"}, family="gemm")
+    best = plan.chains[0]
+    assert best.operators == ["tile_smem"] and best.reaches_target
+    assert best.steps[0].basis == "declared" and best.misses == []
+    # every returned chain ends closer than the start, and no step is a no-op or a revisit
+    for chain in plan.chains:
+        assert chain.distance < plan.start_distance
+        states = [plan.start_levels] + [s.levels_after for s in chain.steps]
+        assert len({tuple(sorted(s.items())) for s in states}) == len(states)
+
+
+def test_multi_axis_target_needs_a_chain(gemm: dict) -> None:
+    target = {"pattern.reuse": "smem_tiling", "pattern.vector_width": "4"}
+    plan = plan_chains(gemm, target, family="gemm", top_k=20)
+    full = [c for c in plan.chains if c.reaches_target]
+    assert full and all(len(c.operators) >= 2 for c in full)
+    assert all("tile_smem" in c.operators for c in full)
+    # reaching chains rank before partial ones, and partial ones say what is still off
+    flags = [c.reaches_target for c in plan.chains]
+    assert flags == sorted(flags, reverse=True)
+    partial = [c for c in plan.chains if not c.reaches_target]
+    assert partial and all(c.misses for c in partial)
+
+
+def test_same_seed_same_plan_other_seed_reorders_ties(gemm: dict) -> None:
+    target = {"pattern.reuse": "smem_tiling", "pattern.vector_width": "4"}
+    a = plan_chains(gemm, target, family="gemm", seed=3)
+    assert a == plan_chains(gemm, target, family="gemm", seed=3)
+    orders = {tuple(tuple(c.operators) for c in plan_chains(gemm, target, family="gemm",
+                                                              seed=s).chains)
+              for s in range(8)}
+    assert len(orders) > 1  # equal chains (two orders of the same pair) swap with the seed
+
+
+def test_observed_transitions_override_declared_moves(gemm: dict) -> None:
+    target = {"pattern.reuse": "register_tiling"}
+    assert plan_chains(gemm, target, family="gemm").chains == []  # nothing declares it
+    seen = [_outcome("coarsen", "none", "register_tiling", n=i) for i in range(3)]
+    plan = plan_chains(gemm, target, family="gemm", outcomes=seen)
+    assert plan.chains[0].operators == ["coarsen"]
+    assert plan.chains[0].steps[0].basis == "observed"
+    assert plan.chains[0].steps[0].confidence == pytest.approx(3 / 4)
+
+
+def test_recorded_failures_demote_an_operator(gemm: dict) -> None:
+    target = {"pattern.sync": "warp"}
+    before = plan_chains(gemm, target, family="gemm", max_length=1, top_k=10)
+    first = before.chains[0].operators[0]
+    fails = [OperatorOutcome(operator=first, family="gemm", success=False, stage="equivalence",
+                             round=1, program_id=f"p{i}") for i in range(12)]
+    after = plan_chains(gemm, target, family="gemm", outcomes=fails, max_length=1, top_k=10)
+    assert after.chains[0].operators[0] != first
+    rate = {c.operators[0]: c.steps[0].success_rate for c in after.chains}
+    assert rate[first] < before.chains[0].steps[0].success_rate / 3
+    # another family's failures do not count against this family
+    other = [f.model_copy(update={"family": "softmax"}) for f in fails]
+    assert plan_chains(gemm, target, family="gemm", outcomes=other, max_length=1,
+                       top_k=10).chains[0].operators[0] == first
+
+
+def test_unmovable_axis_and_already_there(gemm: dict) -> None:
+    plan = plan_chains(gemm, {"pattern.tensor_cores": "yes"}, family="gemm")
+    assert plan.chains == [] and plan.unmovable == ["pattern.tensor_cores"]
+    assert "nothing moves pattern.tensor_cores" in plan.note
+    there = plan_chains(gemm, {"pattern.reuse": "none"}, family="gemm")
+    assert there.chains == [] and there.start_distance == 0 and "already" in there.note
+
+
+def test_distance_weights_ordinal_axes() -> None:
+    assert distance({"pattern.vector_width": "1"}, {"pattern.vector_width": "8"}) == 1.0
+    assert distance({"pattern.vector_width": "4"}, {"pattern.vector_width": "8"}) \
+        == pytest.approx(1 / 3)
+    assert distance({"pattern.reuse": "none"}, {"pattern.reuse": "smem_tiling"}) == 1.0
+
+
+def test_bad_arguments(gemm: dict) -> None:
+    with pytest.raises(ValueError, match="max_length"):
+        plan_chains(gemm, {"pattern.reuse": "smem_tiling"}, max_length=4)
+    with pytest.raises(ValueError, match="empty target"):
+        plan_chains(gemm, {})

@@ -1,0 +1,180 @@
+"""What an operator is expected to do to a program's axis levels, and how likely it works.
+
+Two sources, the better one first:
+
+* **Observed** transitions recorded in memory (``OperatorOutcome.levels_before/after`` of
+  verified applications): "on a program at ``pattern.reuse=none``, ``tile_smem`` gave
+  ``smem_tiling`` 3 times out of 4". The family's own observations win over other families'.
+* **Declared** moves: each operator's docstring ``Moves:`` section (``smem.tiled: up``...)
+  applied to the program's raw feature values, plus the few companion changes a move implies
+  (:data:`IMPLIED`), then the pattern rules of ``tools/features/structure.py`` recomputed —
+  so a declared move is judged by the same rules that bin the program.
+
+Success rates come from the shipped operator statistics (applied / tried, equivalent /
+variants) updated with memory's per-family outcomes (a Beta prior of weight 2 centred on the
+table's rate), so an operator that keeps failing on a family sinks.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from structcover.tools.coverage.bins import Dimension
+from structcover.tools.features.structure import LEVELS, pattern_features
+from structcover.tools.mutations.base import OperatorInfo
+from structcover.tools.mutations.stats import StatsTable
+from structcover.tools.store.models import OperatorOutcome
+
+Basis = Literal["observed", "declared", "mixed", "none"]
+
+#: Companion changes a declared move implies (the raw features a pattern rule reads beside
+#: the one the operator names). ``("min", x)``: at least x; ``("set", x)``: exactly x.
+IMPLIED: dict[tuple[str, str], dict[str, tuple[str, float]]] = {
+    # staging global data in a shared tile means shared accesses, each staged element re-read
+    ("smem.tiled", "up"): {"smem.accesses": ("min", 1.0), "smem.reads_per_staged": ("min", 2.0)},
+    # vector loads are float4 / int4 in every vectorizing operator
+    ("mem.vector_loads", "up"): {"mem.vector_width_global": ("min", 4.0)},
+    ("mem.vector_loads", "down"): {"mem.vector_width_global": ("set", 1.0)},
+}
+#: Confidence given to a declared-move prediction with no observation behind it.
+DECLARED_CONFIDENCE = 0.5
+
+
+@dataclass(frozen=True)
+class Effect:
+    """Predicted outcome of applying one operator in one state."""
+
+    levels: dict[str, str]
+    values: dict[str, Any]
+    basis: Basis
+    confidence: float
+
+
+def _apply_move(values: dict[str, Any], name: str, direction: str) -> None:
+    cur = values.get(name)
+    if direction == "up":
+        if isinstance(cur, bool) or cur is None and name.split(".")[-1] in ("tiled", "padded"):
+            values[name] = True
+        else:
+            values[name] = (0.0 if cur is None or not isinstance(cur, int | float) else
+                            float(cur)) + 1.0
+    elif direction == "down":
+        # Operators convert a strategy wholesale (devectorize, shuffle_to_tree): the structure
+        # goes, not one occurrence of it.
+        values[name] = False if isinstance(cur, bool) else 0.0
+    else:  # "set": changes to a value nobody declared
+        values[name] = math.nan
+    for other, (how, x) in IMPLIED.get((name, direction), {}).items():
+        v = values.get(other)
+        v = 0.0 if not isinstance(v, int | float) or isinstance(v, bool) or math.isnan(v) \
+            else float(v)
+        values[other] = max(v, x) if how == "min" else x
+
+
+def axis_levels(values: Mapping[str, Any], axes: Sequence[str],
+                dims: Mapping[str, Dimension] | None = None) -> dict[str, str]:
+    """Levels of ``axes`` for raw ``values``: pattern rules, else the dimension's binning.
+
+    An axis that cannot be placed (no rule, no dimension, or a missing value) is left out.
+    """
+    import pandas as pd
+
+    pats = pattern_features(values)
+    out: dict[str, str] = {}
+    for axis in axes:
+        if axis in LEVELS:
+            out[axis] = pats[axis]
+        elif dims and axis in dims:
+            i = int(dims[axis].index(pd.Series([values.get(axis)], dtype=object))[0])
+            if i >= 0:
+                out[axis] = dims[axis].label(i)
+    return out
+
+
+class EffectModel:
+    """Predicts operator effects on axis levels and operator success for one task family."""
+
+    def __init__(self, operators: Mapping[str, OperatorInfo], axes: Sequence[str], *,
+                 family: str | None = None, stats: StatsTable | None = None,
+                 outcomes: Sequence[OperatorOutcome] = (),
+                 dims: Mapping[str, Dimension] | None = None) -> None:
+        self.operators = dict(operators)
+        self.axes = list(axes)
+        self.family = family
+        self.stats = stats or StatsTable()
+        self.dims = dims
+        # (operator, axis, before) -> Counter(after), family's own and all families'
+        self._own: dict[tuple[str, str, str], Counter[str]] = {}
+        self._all: dict[tuple[str, str, str], Counter[str]] = {}
+        self._tally: dict[str, tuple[int, int]] = {}
+        for o in outcomes:
+            if family is None or o.family == family:
+                s, n = self._tally.get(o.operator, (0, 0))
+                self._tally[o.operator] = (s + int(o.success), n + 1)
+            if not o.success:
+                continue
+            for axis, before in o.levels_before.items():
+                after = o.levels_after.get(axis)
+                if after is None:
+                    continue
+                key = (o.operator, axis, before)
+                self._all.setdefault(key, Counter())[after] += 1
+                if family is not None and o.family == family:
+                    self._own.setdefault(key, Counter())[after] += 1
+
+    def success_rate(self, op: str) -> float:
+        """Chance that applying ``op`` gives an equivalent variant, for this family."""
+        st = self.stats.operators.get(op)
+        if st is None:
+            prior = 0.25  # never measured: possible, not likely
+        else:
+            prior = ((st.applied + 1) / (st.tried + 2)) * ((st.equivalent + 1)
+                                                          / (st.variants + 2))
+            if self.family and st.families_equivalent and \
+                    self.family not in st.families_equivalent:
+                prior *= 0.5  # never shown equivalent on this family
+        s, n = self._tally.get(op, (0, 0))
+        return (s + 2 * prior) / (n + 2)
+
+    def _observed(self, op: str, axis: str, before: str) -> tuple[str, float] | None:
+        for table in (self._own, self._all):
+            seen = table.get((op, axis, before))
+            if seen:
+                total = sum(seen.values())
+                after, count = min(seen.items(), key=lambda kv: (-kv[1], kv[0]))
+                return after, count / (total + 1)
+        return None
+
+    def predict(self, op: str, levels: Mapping[str, str], values: Mapping[str, Any]) -> Effect:
+        """Levels after applying ``op`` in state (``levels``, ``values``)."""
+        info = self.operators[op]
+        new_values = dict(values)
+        for name, direction in sorted(info.moves.items()):
+            _apply_move(new_values, name, direction)
+        declared = axis_levels(new_values, self.axes, self.dims)
+        out: dict[str, str] = {}
+        conf = 1.0
+        any_declared_change = any_observed_change = False
+        for axis in self.axes:
+            before = levels.get(axis)
+            if before is None:
+                continue
+            seen = self._observed(op, axis, before)
+            if seen is not None:
+                out[axis] = seen[0]
+                if seen[0] != before:
+                    conf *= seen[1]
+                    any_observed_change = True
+            else:
+                out[axis] = declared.get(axis, before)
+                any_declared_change |= out[axis] != before
+        if any_declared_change:
+            conf *= DECLARED_CONFIDENCE
+        basis: Basis = ("mixed" if any_observed_change and any_declared_change else
+                        "observed" if any_observed_change else
+                        "declared" if any_declared_change else "none")
+        return Effect(levels=out, values=new_values, basis=basis, confidence=conf)

@@ -1,0 +1,163 @@
+"""Plan operator chains (length 1-3) that move a program toward a target bin.
+
+The planner searches every chain of registered operators up to ``max_length``, predicting each
+step with :class:`~structcover.tools.curation.effects.EffectModel` (observed transitions from
+memory first, declared ``Moves:`` judged by the pattern rules otherwise). A chain is kept when
+every step changes the predicted levels, it never revisits a state, and it ends closer to the
+target than the program starts. Chains are ranked by: reaches the target, distance left,
+probability (operator success rates x prediction confidence), length, then a seeded tie-break
+— so the same inputs and seed always give the same plan, and another seed explores another
+order among equals.
+
+It also says which mismatched axes no chain moved at all (``Plan.unmovable``): evidence
+for the Synthesizer to try an LLM rewrite instead, or for an infeasibility proof.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+from structcover.tools.coverage.bins import Dimension
+from structcover.tools.curation.effects import Basis, EffectModel, axis_levels
+from structcover.tools.curation.targets import AxisMiss, axis_misses
+from structcover.tools.mutations.base import OperatorInfo, registry
+from structcover.tools.mutations.stats import StatsTable, load_stats
+from structcover.tools.store.models import OperatorOutcome
+
+#: Ordered axes: a miss by two levels counts more than a miss by one.
+_ORDINAL = {"pattern.intensity": ("low", "medium", "high"),
+            "pattern.vector_width": ("1", "2", "4", "8")}
+
+
+class PlannedStep(BaseModel):
+    """One operator of a chain and what it is expected to do."""
+
+    operator: str
+    levels_after: dict[str, str]
+    basis: Basis = Field(description="observed in memory, declared by the operator, or both")
+    success_rate: float
+    confidence: float
+
+
+class PlannedChain(BaseModel):
+    """A ranked operator chain."""
+
+    operators: list[str]
+    steps: list[PlannedStep]
+    predicted_levels: dict[str, str]
+    reaches_target: bool
+    misses: list[AxisMiss] = Field(default_factory=list, description="target axes still off")
+    distance: float = Field(description="distance left to the target (0 = in the bin)")
+    probability: float = Field(description="product of success rates and confidences")
+
+
+class Plan(BaseModel):
+    """The planner's answer for one program and one target bin."""
+
+    start_levels: dict[str, str]
+    target: dict[str, str]
+    start_distance: float
+    chains: list[PlannedChain]
+    unmovable: list[str] = Field(default_factory=list, description="mismatched target axes "
+                                 "that no searched chain changed")
+    note: str = ""
+
+
+def distance(levels: Mapping[str, str], target: Mapping[str, str]) -> float:
+    """Missed target axes, ordinal axes weighted by how many levels apart (at most 1 each)."""
+    d = 0.0
+    for axis, want in target.items():
+        got = levels.get(axis)
+        if got == want:
+            continue
+        order = _ORDINAL.get(axis)
+        if order and got in order and want in order:
+            d += abs(order.index(got) - order.index(want)) / (len(order) - 1)
+        else:
+            d += 1.0
+    return d
+
+
+def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
+                family: str | None = None, stats: StatsTable | None = None,
+                outcomes: Sequence[OperatorOutcome] = (),
+                operators: Mapping[str, OperatorInfo] | None = None,
+                dims: Mapping[str, Dimension] | None = None, max_length: int = 3,
+                top_k: int = 10, seed: int = 0) -> Plan:
+    """Rank operator chains that move a program toward ``target``.
+
+    Args:
+        values: The program's extracted feature values (``extract_features(src).values``).
+        target: ``{axis: level}`` of the target bin (``targets.bin_levels``).
+        family: The program's task family (family-specific statistics and observations).
+        stats: Operator statistics; the shipped table when None.
+        outcomes: Operator outcomes recorded in memory (``MemoryStore.operator_outcomes()``).
+        operators: Operators to plan with; every registered one when None.
+        dims: Archive dimensions, to place non-pattern axes (``{d.name: d}``).
+        max_length: Longest chain (1-3).
+        top_k: Chains returned.
+        seed: Tie-break seed among equally ranked chains.
+
+    Raises:
+        ValueError: ``max_length`` outside 1-3, ``top_k`` < 1, or an empty target.
+    """
+    if not 1 <= max_length <= 3:
+        raise ValueError(f"plan_chains: max_length must be 1-3, got {max_length}")
+    if top_k < 1:
+        raise ValueError(f"plan_chains: top_k must be >= 1, got {top_k}")
+    if not target:
+        raise ValueError("plan_chains: empty target bin")
+    ops = dict(sorted((operators if operators is not None else registry()).items()))
+    axes = list(target)
+    model = EffectModel(ops, axes, family=family,
+                        stats=stats if stats is not None else load_stats(),
+                        outcomes=outcomes, dims=dims)
+    start = axis_levels(values, axes, dims)
+    # Levels the extractor already computed (pattern.* in values) are the truth for the start.
+    start.update({a: str(values[a]) for a in axes if isinstance(values.get(a), str)})
+    d0 = distance(start, target)
+    plan = Plan(start_levels=start, target=dict(target), start_distance=d0, chains=[])
+    if d0 == 0:
+        plan.note = "the program is already in the target bin"
+        return plan
+    rng = random.Random(seed)
+    tie = {op: rng.random() for op in ops}
+    rates = {op: model.success_rate(op) for op in ops}
+    moved_axes: set[str] = set()
+    found: list[tuple[tuple[Any, ...], PlannedChain]] = []
+
+    def extend(chain: list[PlannedStep], levels: dict[str, str], vals: dict[str, Any],
+               seen: list[dict[str, str]], prob: float) -> None:
+        for op in ops:
+            eff = model.predict(op, levels, vals)
+            if eff.levels == levels or eff.levels in seen:
+                continue  # a step that changes nothing, or undoes an earlier one
+            moved_axes.update(a for a in axes if eff.levels.get(a) != levels.get(a))
+            step = PlannedStep(operator=op, levels_after=eff.levels, basis=eff.basis,
+                               success_rate=round(rates[op], 6),
+                               confidence=round(eff.confidence, 6))
+            p = prob * rates[op] * eff.confidence
+            steps = [*chain, step]
+            d = distance(eff.levels, target)
+            if d < d0:
+                found.append((
+                    (d > 0, d, -round(p, 9), len(steps), [tie[s.operator] for s in steps]),
+                    PlannedChain(operators=[s.operator for s in steps], steps=steps,
+                                 predicted_levels=eff.levels, reaches_target=d == 0,
+                                 misses=axis_misses(target, eff.levels), distance=d,
+                                 probability=round(p, 9))))
+            if len(steps) < max_length and d > 0:
+                extend(steps, eff.levels, eff.values, [*seen, eff.levels], p)
+
+    extend([], start, dict(values), [start], 1.0)
+    found.sort(key=lambda kv: kv[0])
+    plan.chains = [c for _, c in found[:top_k]]
+    plan.unmovable = [a for a in axes if start.get(a) != target[a] and a not in moved_axes]
+    if not plan.chains:
+        plan.note = ("no chain of known operators is predicted to move toward the bin"
+                     + (f"; nothing moves {', '.join(plan.unmovable)}" if plan.unmovable
+                        else ""))
+    return plan
