@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 from structcover.tools.coverage.bins import Dimension
@@ -26,6 +26,9 @@ from structcover.tools.curation.targets import AxisMiss, axis_misses
 from structcover.tools.mutations.base import OperatorInfo, registry
 from structcover.tools.mutations.stats import StatsTable, load_stats
 from structcover.tools.store.models import OperatorOutcome
+
+if TYPE_CHECKING:  # importing the store pulls in Chroma; the planner only reads from it
+    from structcover.tools.store.store import MemoryStore
 
 #: Ordered axes: a miss by two levels counts more than a miss by one.
 _ORDINAL = {"pattern.intensity": ("low", "medium", "high"),
@@ -86,7 +89,7 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
                 outcomes: Sequence[OperatorOutcome] = (),
                 operators: Mapping[str, OperatorInfo] | None = None,
                 dims: Mapping[str, Dimension] | None = None, max_length: int = 3,
-                top_k: int = 10, seed: int = 0) -> Plan:
+                k: int = 10, seed: int = 0, memory: MemoryStore | None = None) -> Plan:
     """Rank operator chains that move a program toward ``target``.
 
     Args:
@@ -98,18 +101,21 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
         operators: Operators to plan with; every registered one when None.
         dims: Archive dimensions, to place non-pattern axes (``{d.name: d}``).
         max_length: Longest chain (1-3).
-        top_k: Chains returned.
+        k: Chains returned.
         seed: Tie-break seed among equally ranked chains.
+        memory: A memory store whose recorded operator outcomes are added to ``outcomes``.
 
     Raises:
-        ValueError: ``max_length`` outside 1-3, ``top_k`` < 1, or an empty target.
+        ValueError: ``max_length`` outside 1-3, ``k`` < 1, or an empty target.
     """
     if not 1 <= max_length <= 3:
         raise ValueError(f"plan_chains: max_length must be 1-3, got {max_length}")
-    if top_k < 1:
-        raise ValueError(f"plan_chains: top_k must be >= 1, got {top_k}")
+    if k < 1:
+        raise ValueError(f"plan_chains: k must be >= 1, got {k}")
     if not target:
         raise ValueError("plan_chains: empty target bin")
+    if memory is not None:
+        outcomes = [*outcomes, *memory.operator_outcomes()]
     ops = dict(sorted((operators if operators is not None else registry()).items()))
     axes = list(target)
     model = EffectModel(ops, axes, family=family,
@@ -154,7 +160,7 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
 
     extend([], start, dict(values), [start], 1.0)
     found.sort(key=lambda kv: kv[0])
-    plan.chains = [c for _, c in found[:top_k]]
+    plan.chains = [c for _, c in found[:k]]
     plan.unmovable = [a for a in axes if start.get(a) != target[a] and a not in moved_axes]
     if not plan.chains:
         plan.note = ("no chain of known operators is predicted to move toward the bin"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -30,6 +31,7 @@ from structcover.tools.curation.targets import (
     bin_levels,
     program_bin,
 )
+from structcover.tools.store.models import AttemptRecord
 from structcover.tools.verify.backend import ExecutionBackend
 
 from structcover.schema import CompileStats, TaskSpec, Timing, Verdict, content_hash
@@ -74,6 +76,59 @@ class CandidateVerdict(BaseModel):
     def equivalent(self) -> bool | None:
         """The equivalence verdict (None when that stage was not reached or was undecided)."""
         return None if self.equivalence is None else self.equivalence.equivalent
+
+    @property
+    def ok(self) -> bool:
+        """Same as :attr:`passed`."""
+        return self.passed
+
+    @property
+    def stage(self) -> str:
+        """The failed stage, or ``passed``."""
+        return self.stage_failed or "passed"
+
+    @property
+    def backend(self) -> str:
+        """Backend that judged equivalence ("" when that stage was not reached)."""
+        return self.equivalence.backend if self.equivalence is not None else ""
+
+    @property
+    def gpu_seconds(self) -> float:
+        """Wall seconds spent on a GPU (equivalence and profile on the ``gpu`` backend)."""
+        if self.backend != "gpu":
+            return 0.0
+        return sum(s.seconds for s in self.stages if s.stage in ("equivalence", "profile"))
+
+    def attempt(self, round: int, *, operators: list[str] | None = None,
+                parent_id: str | None = None) -> AttemptRecord:
+        """This verdict as a memory :class:`AttemptRecord` for its target gap."""
+        outcome = ("filled" if self.passed else
+                   "wrong_bin" if self.stage_failed == "structure" else "failed")
+        return AttemptRecord(round=round, outcome=outcome, stage=self.stage_failed or "passed",
+                             reason=self.feedback, candidate_id=self.program_id,
+                             parent_id=parent_id, operators=list(operators or []),
+                             landed_bin=self.landed_bin)
+
+
+def resolve_reference(task: TaskSpec) -> str:
+    """The reference source of ``task``: its ``reference`` path (as given, or under the
+    corpus root), else the corpus family's reference.
+
+    Raises:
+        ValueError: No reference can be found (the message names the task).
+    """
+    from structcover.tools.data.corpus import corpus_root, find_task
+
+    if task.reference:
+        for cand in (Path(task.reference), corpus_root() / task.reference):
+            if cand.is_file():
+                return cand.read_text()
+    try:
+        return find_task(task.task_id)[1].reference.source
+    except KeyError:
+        pass
+    raise ValueError(f"task {task.task_id}: no reference source (reference="
+                     f"{task.reference!r} not found, not a corpus task); pass reference=")
 
 
 def _target_text(target: str | Mapping[str, str]) -> str:
@@ -165,7 +220,8 @@ def _profile_stage(backend: ExecutionBackend | None, verdict: CandidateVerdict) 
 
 
 def verify_for_bin(candidate_source: str, task: TaskSpec, target_bin: str | Mapping[str, str],
-                   archive: Archive, backend: ExecutionBackend | None, *, reference: str,
+                   archive: Archive, backend: ExecutionBackend | None, *,
+                   reference: str | None = None,
                    equivalence_options: Mapping[str, Any] | None = None,
                    clock: Callable[[], float] = time.perf_counter) -> CandidateVerdict:
     """Run a candidate through every stage; stop at the first that fails.
@@ -178,7 +234,7 @@ def verify_for_bin(candidate_source: str, task: TaskSpec, target_bin: str | Mapp
         archive: The frozen coverage archive.
         backend: Execution backend for equivalence (None: ``check_equivalence`` picks one from
             the settings). A ``gpu`` backend also yields the profile.
-        reference: The task's reference program source.
+        reference: The task's reference program source; :func:`resolve_reference` when None.
         equivalence_options: Extra keyword arguments for ``check_equivalence`` (``trials``,
             ``seed``, ``cache``, ``settings``).
         clock: Time source for per-stage seconds (tests pass a fake).
@@ -187,9 +243,12 @@ def verify_for_bin(candidate_source: str, task: TaskSpec, target_bin: str | Mapp
         The verdict: ``passed``, the failed stage, structured details and ``feedback``.
 
     Raises:
-        ValueError: ``target_bin`` is not a bin (or axis/level) of ``archive``.
+        ValueError: ``target_bin`` is not a bin (or axis/level) of ``archive``, or no
+            reference was given and none can be found for ``task``.
     """
     wanted = bin_levels(archive, target_bin)  # a bad target is the caller's error: raise
+    if reference is None:
+        reference = resolve_reference(task)
     verdict = CandidateVerdict(program_id=content_hash(candidate_source), task_id=task.task_id,
                                target_bin=_target_text(target_bin), passed=False)
     label = target_bin if isinstance(target_bin, str) else None

@@ -39,7 +39,7 @@ def test_declared_moves_reach_a_single_axis_target(gemm: dict) -> None:
 
 def test_multi_axis_target_needs_a_chain(gemm: dict) -> None:
     target = {"pattern.reuse": "smem_tiling", "pattern.vector_width": "4"}
-    plan = plan_chains(gemm, target, family="gemm", top_k=20)
+    plan = plan_chains(gemm, target, family="gemm", k=20)
     full = [c for c in plan.chains if c.reaches_target]
     assert full and all(len(c.operators) >= 2 for c in full)
     assert all("tile_smem" in c.operators for c in full)
@@ -72,18 +72,18 @@ def test_observed_transitions_override_declared_moves(gemm: dict) -> None:
 
 def test_recorded_failures_demote_an_operator(gemm: dict) -> None:
     target = {"pattern.sync": "warp"}
-    before = plan_chains(gemm, target, family="gemm", max_length=1, top_k=10)
+    before = plan_chains(gemm, target, family="gemm", max_length=1, k=10)
     first = before.chains[0].operators[0]
     fails = [OperatorOutcome(operator=first, family="gemm", success=False, stage="equivalence",
                              round=1, program_id=f"p{i}") for i in range(12)]
-    after = plan_chains(gemm, target, family="gemm", outcomes=fails, max_length=1, top_k=10)
+    after = plan_chains(gemm, target, family="gemm", outcomes=fails, max_length=1, k=10)
     assert after.chains[0].operators[0] != first
     rate = {c.operators[0]: c.steps[0].success_rate for c in after.chains}
     assert rate[first] < before.chains[0].steps[0].success_rate / 3
     # another family's failures do not count against this family
     other = [f.model_copy(update={"family": "softmax"}) for f in fails]
     assert plan_chains(gemm, target, family="gemm", outcomes=other, max_length=1,
-                       top_k=10).chains[0].operators[0] == first
+                       k=10).chains[0].operators[0] == first
 
 
 def test_unmovable_axis_and_already_there(gemm: dict) -> None:
@@ -106,3 +106,14 @@ def test_bad_arguments(gemm: dict) -> None:
         plan_chains(gemm, {"pattern.reuse": "smem_tiling"}, max_length=4)
     with pytest.raises(ValueError, match="empty target"):
         plan_chains(gemm, {})
+
+
+def test_outcomes_read_from_memory(gemm: dict, tmp_path) -> None:
+    from structcover.tools.store import MemoryStore
+
+    store = MemoryStore.open(tmp_path / "memory")
+    store.record_operator_outcomes([_outcome("coarsen", "none", "register_tiling", n=i)
+                                    for i in range(2)])
+    plan = plan_chains(gemm, {"pattern.reuse": "register_tiling"}, family="gemm", memory=store)
+    assert plan.chains[0].operators == ["coarsen"]
+    store.close()

@@ -131,3 +131,21 @@ def test_bad_target_is_the_callers_error(task, archive) -> None:
         verify_for_bin(ref, spec, {"pattern.reuse": "lots"}, archive, None, reference=ref)
     with pytest.raises(ValueError, match="bin label"):
         verify_for_bin(ref, spec, "pattern.sync=none", archive, None, reference=ref)
+
+
+def test_reference_resolved_from_the_corpus_and_attempt_record(task, archive) -> None:
+    spec, ref = task
+    v = verify_for_bin(ref.replace("a[i] + b[i]", "a[i] - b[i]"), spec, {"pattern.reuse":
+                       "none"}, archive, NumpyVectorAdd(), equivalence_options=_opts())
+    assert v.stage_failed == "equivalence"  # judged against the corpus reference
+    a = v.attempt(2, operators=["unroll_pragma"], parent_id="p0")
+    assert (a.outcome, a.stage, a.round, a.candidate_id) == ("failed", "equivalence", 2,
+                                                             v.program_id)
+    assert v.stage == "equivalence" and not v.ok and v.backend == "cpu" and v.gpu_seconds == 0
+    wrong = verify_for_bin(ref, spec, {"pattern.reuse": "smem_tiling"}, archive,
+                           NumpyVectorAdd(), equivalence_options=_opts())
+    assert wrong.attempt(2).outcome == "wrong_bin"
+    assert wrong.attempt(2).landed_bin == "pattern.reuse=none,pattern.sync=none"
+    orphan = spec.model_copy(update={"task_id": "nowhere", "reference": "nope.cu"})
+    with pytest.raises(ValueError, match="task nowhere: no reference source"):
+        verify_for_bin(ref, orphan, {"pattern.reuse": "none"}, archive, None)
