@@ -34,7 +34,13 @@ UNKNOWN_TRIPS = 16.0
 _MAX_TRIPS = 4096.0
 
 _NAME = re.compile(rb"[A-Za-z_]\w*")
-_FLOAT_LIT = re.compile(rb"\b\d+\.\d*(?:[eE][-+]?\d+)?f?|\b\d+[eE][-+]?\d+f?|\b\d+f\b")
+_MATH_NAMES = (b"expf exp __expf exp2f logf log __logf tanhf tanh sqrtf sqrt rsqrtf rsqrt erff erf "
+               b"powf sinf cosf __sinf __cosf fmaxf fminf max min fabsf abs __fdividef sigmoid "
+               b"relu gelu hexp h2exp __hmax __hmul __hadd __hmul2 __hadd2 fma fmaf __fmaf_rn "
+               b"__fmaf_rz __fma_rn __hfma __hfma2").split()
+#: One search decides "value statement": a float literal or a math/fma call.
+_VALUE = re.compile(rb"\b\d+\.\d*|\.\d|\b\d+[eE][-+]?\d|\b\d+f\b|\b(?:"
+                    + b"|".join(re.escape(n) for n in _MATH_NAMES) + rb")\s*\(")
 _ARITH = re.compile(rb"(?<![-+*/<>=!&|])[-+*/](?![-+=>])")
 _BRACKETS = re.compile(rb"\[[^\[\]]*\]")
 _FMA = (b"fma", b"fmaf", b"__fmaf_rn", b"__fmaf_rz", b"__fma_rn", b"__hfma", b"__hfma2")
@@ -136,6 +142,18 @@ class _Trips:
             w *= unknown if t is None else t
         return w
 
+    def weights(self, loops: tuple[Node, ...]) -> tuple[float, float]:
+        """(unknown trips as 1, unknown trips as UNKNOWN_TRIPS) in one pass."""
+        w = wu = 1.0
+        for loop in loops:
+            t = self.of(loop)
+            if t is None:
+                wu *= UNKNOWN_TRIPS
+            else:
+                w *= t
+                wu *= t
+        return w, wu
+
 
 def _enclosing(func: Func, node: Node) -> tuple[Node, ...]:
     s = node.start_byte
@@ -152,8 +170,9 @@ def _flops(text: bytes, op: str) -> float:
             break
         body = stripped
     n = len(_ARITH.findall(body))
-    n += sum(2 for name in _NAME.findall(body) if name in _FMA)
-    n += sum(1 for name in _NAME.findall(body) if name in _MATH)
+    if b"(" in body:
+        for name in _NAME.findall(body):
+            n += 2 if name in _FMA else name in _MATH
     if op in ("+=", "-=", "*=", "/="):
         n += 1
     return float(n)
@@ -162,8 +181,7 @@ def _flops(text: bytes, op: str) -> float:
 def _is_value(text: bytes) -> bool:
     """A statement computes on data (not indices): it reads an array, a float literal, or
     calls a math function."""
-    return b"[" in text or _FLOAT_LIT.search(text) is not None or any(
-        name in _MATH or name in _FMA for name in _NAME.findall(text))
+    return b"[" in text or _VALUE.search(text) is not None
 
 
 def _local_array_elems(res: Resolver, func: Func, name: bytes) -> int:
@@ -209,6 +227,9 @@ def expert_features(facts: Facts, mem: MemoryFacts, resolvers: dict[int, Resolve
         b"cp.async" in a for a in facts.asm)
     waits = any(any(w in name for w in _PIPE_WAIT) for name in facts.all_calls) or any(
         b"cp.async.wait" in a or b"commit_group" in a for a in facts.asm)
+    src = facts.parsed.src
+    # A warp id needs a division by a warp (or a shift by 5) somewhere in the source.
+    warp_hint = any(h in src for h in (b"32", b"arp", b"WARP", b">> 5", b">>5"))
     for func in facts.funcs:
         if not func.is_device:
             continue
@@ -217,10 +238,10 @@ def expert_features(facts: Facts, mem: MemoryFacts, resolvers: dict[int, Resolve
         accesses = mem.of(func)
         func_outputs = 0.0
         for acc in accesses:
-            w = trips.weight(acc.site.loops, 1.0)
+            w, wu = trips.weights(acc.site.loops) if acc.site.loops else (1.0, 1.0)
             if acc.space == "global":
                 vec_global = max(vec_global, acc.vector)
-                gbytes += 4.0 * acc.vector * trips.weight(acc.site.loops, UNKNOWN_TRIPS)
+                gbytes += 4.0 * acc.vector * wu
                 if acc.store:
                     func_outputs += w * acc.vector
             elif acc.space == "shared":
@@ -232,8 +253,11 @@ def expert_features(facts: Facts, mem: MemoryFacts, resolvers: dict[int, Resolve
         outputs = max(outputs, func_outputs)  # per kernel (or helper), not summed over them
         # Register-array accumulators and value arithmetic.
         acc_arrays: set[bytes] = set()
+        stores = func.stores
         for site in func.subscripts:
             node = site.node
+            if (node.start_byte, node.end_byte) not in stores:
+                continue  # not the target of an assignment (reading the parent is costly)
             parent = node.parent
             if parent is None or parent.type != "assignment_expression" \
                     or parent.child_by_field_id(_F_LEFT) != node:
@@ -248,12 +272,12 @@ def expert_features(facts: Facts, mem: MemoryFacts, resolvers: dict[int, Resolve
                     acc_arrays.add(base.text)
             if right is not None and (_is_value(right.text) or op != "="):
                 flops += _flops(right.text, op) * trips.weight(site.loops, UNKNOWN_TRIPS)
-        value_vars = {name for name, defs in func.defs.items()
-                      if any(op == "decl" and _is_value(v.text) for op, v in defs[:1])}
         for name, defs in func.defs.items():
+            first = defs[0]
             for op, value in defs:
                 if op == "for" or not (_is_value(value.text) or (
-                        op in ("+=", "-=", "*=", "/=") and name in value_vars)):
+                        op in ("+=", "-=", "*=", "/=") and first[0] == "decl"
+                        and _is_value(first[1].text))):
                     continue  # index arithmetic, pointer increments, plain copies
                 loops = _enclosing(func, value)
                 flops += _flops(value.text, op) * trips.weight(loops, UNKNOWN_TRIPS)
@@ -277,7 +301,7 @@ def expert_features(facts: Facts, mem: MemoryFacts, resolvers: dict[int, Resolve
                     double_buffer = True
                     stages = max(stages, int(lead))
                     break
-        warp_tiling = warp_tiling or _warp_tiled(func, accesses)
+        warp_tiling = warp_tiling or (warp_hint and _warp_tiled(func, accesses))
         if func.kind == "global":
             kernel_stages = max(kernel_stages, _stages(func))
     if async_copy and waits:
@@ -335,11 +359,11 @@ def _stages(func: Func) -> int:
     spans = [(site.node.start_byte, site.node.end_byte) for site in func.loops]
     if spans:
         for name, defs in func.defs.items():
-            if name in func.local_arrays:
-                continue
+            if len(defs) < 2 and defs[0][0] in ("decl", "for") or name in func.local_arrays:
+                continue  # never updated after its declaration
             decl = next((v.start_byte for op, v in defs if op in ("decl", "for")), -1)
             for op, value in defs:
-                if op in ("decl", "for"):
+                if op in ("decl", "for") or op not in ("+=", "*=", "="):
                     continue
                 t = value.text
                 carried = (op in ("+=", "*=") and (_is_value(t) or b"shfl" in t)) or (
