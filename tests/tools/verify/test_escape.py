@@ -1,0 +1,215 @@
+"""Escape programs (tests/data/adversarial/escape/): each tries one way out of the sandbox.
+
+They run through ``jailed_cpu.run_many`` directly, past the host policy (which is only an
+early, friendly refusal): the jail itself must hold. Every test asserts the verdict and that
+nothing outside changed: marker files, planted files, a loopback listener, leftover
+processes, the build cache (every entry matches its seal) and a later verdict.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from structcover.config import VerifySettings
+from structcover.tools.verify import buildcache, jailed_cpu
+from structcover.tools.verify.backend import RunResult
+from structcover.tools.verify.emulator import build_library
+from structcover.tools.verify.jail import jail_status
+from structcover.tools.verify.rewriter import rewrite
+
+sys.path.insert(0, str(Path(__file__).parent))
+from emu_helpers import needs_cxx, session_cache, spec_of
+
+ESCAPES = Path(__file__).parents[2] / "data" / "adversarial" / "escape"
+N = 1000
+SPEC = spec_of("escape", [("x", ["N"], "input"), ("y", ["N"], "output")], [("n", "N")],
+               sizes={"N": N})
+GOOD = (ESCAPES / "python_capi.cu").read_text().replace("@MARKER@", "/nonexistent/m")
+
+pytestmark = [needs_cxx, pytest.mark.skipif(not jail_status()[0],
+                                            reason=f"no jail here: {jail_status()[1]}")]
+
+
+class World:
+    """Everything outside the sandbox an escape could change, and the checks that it did not."""
+
+    def __init__(self, root: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.root = root
+        self.cache = cache
+        self.marker = root / "marker"
+        self.outside = root / "outside"
+        self.outside.mkdir()
+        (self.outside / "existing.txt").write_text("original")
+        self.secret = "sk-" + secrets.token_hex(16)
+        self.secret_file = root / "id_secret"
+        self.secret_file.write_text(self.secret)
+        self.secret_name = "STRUCTCOVER_TEST_SECRET"
+        monkeypatch.setenv(self.secret_name, self.secret)
+        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(8)
+        self.listener.setblocking(False)
+        self.port = self.listener.getsockname()[1]
+
+    def program(self, name: str) -> str:
+        text = (ESCAPES / f"{name}.cu").read_text()
+        for key, value in {"@MARKER@": str(self.marker), "@OUTSIDE_DIR@": str(self.outside),
+                           "@SECRET_FILE@": str(self.secret_file), "@PORT@": str(self.port),
+                           "@SECRET_NAME@": self.secret_name}.items():
+            text = text.replace(key, value)
+        return text
+
+    def leftover_processes(self) -> list[str]:
+        """Processes still running a runner or bwrap of this cache (none may outlive a run)."""
+        found = []
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if str(self.cache).encode() in cmd and state != "Z":
+                found.append(cmd.replace(b"\0", b" ").decode(errors="replace")[:120])
+        return found
+
+    def assert_unchanged(self) -> None:
+        assert not self.marker.exists(), self.marker.read_text()
+        assert sorted(p.name for p in self.outside.iterdir()) == ["existing.txt"]
+        assert (self.outside / "existing.txt").read_text() == "original"
+        with pytest.raises(BlockingIOError):
+            self.listener.accept()
+        assert self.leftover_processes() == []
+        sealed = [p for p in self.cache.iterdir() if p.name.endswith(".sha256")]
+        assert sealed, "the cache holds no sealed entries"
+        for seal in sealed:
+            entry = seal.with_name(seal.name[: -len(".sha256")])
+            assert buildcache.verified(entry), f"cache entry {entry.name} no longer matches"
+        assert not list(self.cache.glob("*.forged"))
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+@pytest.fixture
+def world(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+          monkeypatch: pytest.MonkeyPatch):
+    w = World(tmp_path, session_cache(tmp_path_factory), monkeypatch)
+    yield w
+    w.close()
+
+
+def _inputs() -> dict[str, np.ndarray]:
+    x = np.linspace(-1, 1, N, dtype=np.float32)
+    return {"x": x, "y": np.zeros(N, np.float32)}
+
+
+def _run(world: World, source: str, timeout_s: float = 20.0):
+    settings = VerifySettings(cache_dir=world.cache, memory_limit_mb=2048)
+    return jailed_cpu.run_many(source, SPEC, [_inputs()], settings=settings,
+                               timeout_s=timeout_s)[-1]
+
+
+def _later_verdict_is_right(world: World) -> None:
+    res = _run(world, GOOD)
+    assert res.status == "ok", res.detail
+    np.testing.assert_array_equal(res.outputs["y"], 2 * _inputs()["x"])
+
+
+def _output_bytes(res: RunResult) -> bytes:
+    return b"".join(np.ascontiguousarray(v).tobytes() for v in res.outputs.values())
+
+
+def test_python_c_api_is_not_there(world: World) -> None:
+    res = _run(world, world.program("python_capi"))
+    assert res.status == "ok", res.detail
+    np.testing.assert_array_equal(res.outputs["y"], 2 * _inputs()["x"])
+    world.assert_unchanged()
+
+
+def test_verifier_cannot_be_patched(world: World) -> None:
+    res = _run(world, world.program("patch_verifier"))
+    # Its own (wrong) outputs come back untouched: the comparison will reject them.
+    assert res.status == "ok", res.detail
+    assert not res.outputs["y"].any()
+    world.assert_unchanged()
+
+
+def test_emulator_controls_cannot_lift_the_limit(world: World) -> None:
+    start = time.monotonic()
+    res = _run(world, world.program("emulator_controls"), timeout_s=2.0)
+    assert res.status == "timeout", res.detail
+    assert time.monotonic() - start < 30
+    world.assert_unchanged()
+
+
+@pytest.mark.parametrize("name", ["proc_parent", "env_read"])
+def test_host_environment_stays_out_of_outputs(world: World, name: str) -> None:
+    res = _run(world, world.program(name))
+    assert res.status == "ok", res.detail
+    data = _output_bytes(res)
+    assert world.secret.encode() not in data
+    assert b"STRUCTCOVER_VERIFY__CACHE_DIR" not in data  # set for the verifier by conftest
+    world.assert_unchanged()
+
+
+@pytest.mark.parametrize("name", ["double_fork", "fork_bomb", "exec_shell", "write_outside",
+                                  "read_parent_memory", "constructor_escape", "cache_write"])
+def test_forbidden_system_calls_end_the_run(world: World, name: str) -> None:
+    before = len([p for p in os.listdir("/proc") if p.isdigit()])
+    res = _run(world, world.program(name))
+    assert res.status == "crash", res.detail
+    assert "forbidden system call" in res.detail, res.detail
+    if name == "double_fork":
+        time.sleep(4)  # the grandchild would write its marker after 3 s
+    assert len([p for p in os.listdir("/proc") if p.isdigit()]) < before + 20
+    world.assert_unchanged()
+    _later_verdict_is_right(world)
+
+
+def test_network_listener_gets_no_connection(world: World) -> None:
+    res = _run(world, world.program("network_connect"))
+    assert res.status == "ok", res.detail  # socket() fails cleanly; the kernel still runs
+    world.assert_unchanged()
+
+
+def test_host_files_are_not_visible_at_compile_time(world: World) -> None:
+    res = _run(world, world.program("include_host_file"))
+    assert res.status == "compile-error", res.detail
+    assert "root:" not in res.detail and world.secret not in res.detail
+    assert "No such file" in res.detail  # not visible, rather than unreadable
+    world.assert_unchanged()
+
+
+def test_has_include_probes_find_nothing(world: World) -> None:
+    res = _run(world, world.program("has_include_probe"))
+    assert res.status == "ok", res.detail
+    assert res.outputs["y"][0] == 0.0 and res.outputs["y"][1] == 0.0
+    world.assert_unchanged()
+
+
+def test_macro_bomb_hits_the_compiler_limits(world: World) -> None:
+    start = time.monotonic()
+    res = _run(world, world.program("macro_bomb"), timeout_s=5.0)
+    assert res.status in ("compile-error", "timeout"), res.detail
+    assert time.monotonic() - start < 200
+    world.assert_unchanged()
+
+
+def test_tampered_cache_entry_is_rebuilt(world: World) -> None:
+    _later_verdict_is_right(world)
+    lib = build_library(rewrite(GOOD, filename="escape.cu").source, world.cache).path
+    good = lib.read_bytes()
+    lib.write_bytes(good[: len(good) // 2])  # a corrupted (or swapped) library
+    assert not buildcache.verified(lib)
+    _later_verdict_is_right(world)
+    assert buildcache.verified(lib)

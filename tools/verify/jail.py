@@ -1,0 +1,332 @@
+"""Run one untrusted command (a compiler on program text, or the program runner) in a jail.
+
+The jail is bubblewrap (Debian package ``bubblewrap``), chosen over a home-made namespace
+set-up because it is small, audited and used by Flatpak for exactly this (docs/SANDBOX.md):
+
+* fresh user, PID, mount, IPC, UTS, cgroup and network namespaces (``--unshare-all``), running
+  as uid/gid 65534 (nobody), in a new session, killed with its parent (``--die-with-parent``);
+  the PID namespace means that ending the run ends every process it made;
+* a file system of read-only binds only: ``/usr`` (plus the ``/lib``/``/bin`` links), the
+  folders the caller names (toolchain, runtime headers, the program's build), one writable
+  folder when the caller asks for it (a compiler's output), a private ``/tmp``, its own
+  ``/proc`` and a minimal ``/dev``; no ``/etc``, no home, no other process's ``/proc``;
+* an empty environment plus what the caller passes;
+* a seccomp filter (built with ``pyseccomp`` from :mod:`seccomp_policy`) given to bwrap by file
+  descriptor: the deny-list every jailed process gets;
+* rlimits: address space, CPU seconds, file size, open files, processes, no core dumps;
+* a wall-clock limit enforced here: past it the session is killed.
+
+Where bwrap is missing or the kernel refuses namespaces, :func:`jail_status` says why and
+:func:`run_jailed` raises :class:`SandboxUnavailable` unless the caller opted in to running
+unsandboxed (``VerifySettings.allow_unsandboxed`` / ``--allow-unsandboxed``); the opt-in path
+keeps rlimits, the wall-clock kill and (for the runner) the runner's own seccomp filter.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["UNSANDBOXED_HINT", "JailLimits", "JailResult", "SandboxUnavailable", "jail_status",
+           "own_lines", "run_compiler", "run_jailed"]
+
+#: Named in every refusal so the user knows how to opt in.
+UNSANDBOXED_HINT = ("pass --allow-unsandboxed (or set verify.allow_unsandboxed: true) to run "
+                    "untrusted programs without OS isolation, at your own risk")
+_NOBODY = 65534
+#: Top-level paths that are links into /usr on merged-/usr systems (or real folders elsewhere).
+_SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+
+class SandboxUnavailable(RuntimeError):
+    """OS isolation is not possible here and the user did not opt out of it."""
+
+
+@dataclass(frozen=True)
+class JailLimits:
+    """Resource limits for one jailed command.
+
+    Attributes:
+        timeout_s: Wall-clock limit; the whole session is killed past it.
+        memory_mb: ``RLIMIT_AS`` per process, MiB; None leaves it unset.
+        cpu_s: ``RLIMIT_CPU`` per process; None = 2 × timeout + 5.
+        file_size_mb: ``RLIMIT_FSIZE``: no file (or stdout) grows past this.
+        nofile: ``RLIMIT_NOFILE``.
+        nproc: ``RLIMIT_NPROC`` (only enforced for non-root callers; the runner's seccomp
+            filter forbids new processes outright).
+    """
+
+    timeout_s: float = 60.0
+    memory_mb: int | None = 4096
+    cpu_s: int | None = None
+    file_size_mb: int = 256
+    nofile: int = 256
+    nproc: int = 256
+
+    def __post_init__(self) -> None:
+        if self.timeout_s <= 0:
+            raise ValueError(f"timeout_s must be > 0, got {self.timeout_s}")
+        if self.memory_mb is not None and self.memory_mb < 64:
+            raise ValueError(f"memory_mb must be >= 64, got {self.memory_mb}")
+
+
+@dataclass
+class JailResult:
+    """What a jailed command did."""
+
+    returncode: int | None  # None: killed at the wall-clock limit
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool
+    wall_s: float
+    sandboxed: bool
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def signal(self) -> int | None:
+        """The signal that ended the command, if one did (bwrap reports 128+N)."""
+        rc = self.returncode
+        if rc is None:
+            return None
+        if rc < 0:
+            return -rc
+        if self.sandboxed and rc > 128:
+            return rc - 128
+        return None
+
+
+def bwrap_path() -> str | None:
+    """The bubblewrap executable, or None."""
+    return shutil.which("bwrap")
+
+
+@functools.lru_cache(maxsize=1)
+def jail_status() -> tuple[bool, str]:
+    """Whether the jail works here: (usable, reason). Probes once per process.
+
+    Returns:
+        ``(True, "bubblewrap X: ...")`` or ``(False, why)``, e.g. bwrap missing or the kernel
+        refusing user namespaces (common in unprivileged containers).
+    """
+    bwrap = bwrap_path()
+    if bwrap is None:
+        return False, "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+    try:
+        import pyseccomp  # noqa: F401
+    except (ImportError, OSError) as exc:
+        return False, f"pyseccomp/libseccomp not usable ({exc}): pip install pyseccomp"
+    cmd = [bwrap, *_base_args(), "--", "/bin/true"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, f"bwrap did not start: {exc}"
+    if proc.returncode != 0:
+        why = proc.stderr.decode(errors="replace").strip().splitlines()
+        return False, ("the kernel refused namespaces for bwrap (" + (why[-1] if why else
+                       f"exit {proc.returncode}") + ")")
+    version = subprocess.run([bwrap, "--version"], capture_output=True, text=True,
+                             check=False).stdout.strip()
+    return True, f"{version}: user, PID, mount, IPC, network namespaces; seccomp; rlimits"
+
+
+def _base_args() -> list[str]:
+    args = ["--unshare-all", "--uid", str(_NOBODY), "--gid", str(_NOBODY), "--die-with-parent",
+            "--new-session", "--clearenv", "--ro-bind", "/usr", "/usr"]
+    for link in _SYSTEM_LINKS:
+        if os.path.islink(link):
+            args += ["--symlink", os.readlink(link), link]
+        elif os.path.isdir(link):
+            args += ["--ro-bind", link, link]
+    return args + ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+
+
+def _bind_args(ro: list[Path], rw: list[Path]) -> list[str]:
+    args: list[str] = []
+    # Parents before children so a nested bind is not hidden by its parent's.
+    for path in sorted({Path(p).resolve() for p in ro}, key=lambda p: len(p.parts)):
+        if not str(path).startswith("/usr/"):
+            args += ["--ro-bind", str(path), str(path)]
+    for path in sorted({Path(p).resolve() for p in rw}, key=lambda p: len(p.parts)):
+        args += ["--bind", str(path), str(path)]
+    return args
+
+
+def _set_limits(limits: JailLimits) -> None:
+    """In the child before exec: rlimits (inherited through bwrap by everything it runs)."""
+    def cap(kind: int, value: int) -> None:
+        _, hard = resource.getrlimit(kind)
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(kind, (value, value))
+
+    if limits.memory_mb:
+        cap(resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024)
+    cpu = limits.cpu_s or int(2 * limits.timeout_s) + 5
+    cap(resource.RLIMIT_CPU, cpu)
+    cap(resource.RLIMIT_FSIZE, limits.file_size_mb * 1024 * 1024)
+    cap(resource.RLIMIT_NOFILE, limits.nofile)
+    cap(resource.RLIMIT_NPROC, limits.nproc)
+    cap(resource.RLIMIT_CORE, 0)
+
+
+def run_jailed(argv: list[str], *, ro: list[Path] = (), rw: list[Path] = (),  # type: ignore[assignment]
+               env: dict[str, str] | None = None, cwd: Path | None = None,
+               limits: JailLimits | None = None, pass_fds: tuple[int, ...] = (),
+               allow_unsandboxed: bool | None = None, stdin: int | None = None) -> JailResult:
+    """Run ``argv`` in the jail and wait for it (never longer than ``limits.timeout_s``).
+
+    Args:
+        argv: The command; its executable must lie in ``/usr`` or in ``ro``.
+        ro: Files and folders bound read-only at the same path.
+        rw: Folders bound writable at the same path (a compiler's output folder).
+        env: The whole environment of the command (``PATH`` defaults to ``/usr/bin:/bin``).
+        cwd: Working directory inside the jail (default ``/tmp``, private).
+        limits: Resource limits.
+        pass_fds: File descriptors the command inherits (same numbers).
+        allow_unsandboxed: When the jail is unusable, run with rlimits only instead of raising;
+            None reads ``verify.allow_unsandboxed`` from the settings.
+        stdin: A file descriptor for the command's standard input (default: none).
+
+    Returns:
+        Exit status, captured output (at most the file-size limit) and timing.
+
+    Raises:
+        SandboxUnavailable: No jail here and ``allow_unsandboxed`` is False.
+    """
+    limits = limits or JailLimits()
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", **(env or {})}
+    usable, why = jail_status()
+    fds = list(pass_fds)
+    notes: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="structcover-jail-") as tmp:
+        if usable:
+            from structcover.tools.verify.seccomp_policy import deny_filter_bytes
+
+            bpf_path = Path(tmp) / "deny.bpf"
+            bpf_path.write_bytes(deny_filter_bytes())
+            bpf_fd = os.open(bpf_path, os.O_RDONLY)
+            fds.append(bpf_fd)
+            cmd = [bwrap_path() or "bwrap", *_base_args(), *_bind_args(list(ro), list(rw)),
+                   "--seccomp", str(bpf_fd)]
+            for key, value in env.items():
+                cmd += ["--setenv", key, value]
+            cmd += ["--chdir", str(cwd) if cwd is not None else "/tmp"]
+            cmd += ["--", *argv]
+            run_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        elif allow_unsandboxed or (allow_unsandboxed is None and _settings_allow()):
+            cmd, bpf_fd = list(argv), None
+            run_env = env
+            notes.append(f"NOT sandboxed ({why}); rlimits and the wall-clock kill only")
+        else:
+            raise SandboxUnavailable(f"untrusted code refused: {why}; {UNSANDBOXED_HINT}")
+        try:
+            result = _spawn(cmd, run_env, cwd if not usable else None, limits, tuple(fds), stdin,
+                            Path(tmp))
+        finally:
+            if bpf_fd is not None:
+                os.close(bpf_fd)
+    result.sandboxed = usable
+    result.notes = notes + result.notes
+    return result
+
+
+def _settings_allow() -> bool:
+    from structcover.config import load_settings
+
+    return bool(getattr(load_settings().verify, "allow_unsandboxed", False))
+
+
+def _kill_session(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _spawn(cmd: list[str], env: dict[str, str], cwd: Path | None, limits: JailLimits,
+           fds: tuple[int, ...], stdin: int | None, tmp: Path) -> JailResult:
+    start = time.monotonic()
+    with open(tmp / "stdout", "w+b") as out, open(tmp / "stderr", "w+b") as err:
+        proc = subprocess.Popen(cmd, stdin=stdin if stdin is not None else subprocess.DEVNULL,
+                                stdout=out, stderr=err, env=env, cwd=cwd, pass_fds=fds,
+                                start_new_session=True,
+                                preexec_fn=lambda: _set_limits(limits))  # noqa: PLW1509
+        # A timer kills the session at the limit; meanwhile a blocking wait (Popen.wait with a
+        # timeout polls in steps of up to 50 ms, which would be most of a short run's cost).
+        fired = threading.Event()
+
+        def kill() -> None:
+            fired.set()
+            _kill_session(proc.pid)
+
+        timer = threading.Timer(limits.timeout_s, kill)
+        timer.start()
+        try:
+            rc: int | None = proc.wait()
+        finally:
+            timer.cancel()
+            # bwrap's PID namespace takes every process of the run with it; the group kill also
+            # covers the unsandboxed path.
+            _kill_session(proc.pid)
+            proc.wait()
+        timed_out = fired.is_set()
+        if timed_out:
+            rc = None
+        wall = time.monotonic() - start
+        out.seek(0)
+        err.seek(0)
+        cap = limits.file_size_mb * 1024 * 1024
+        return JailResult(returncode=rc, stdout=out.read(cap), stderr=err.read(cap),
+                          timed_out=timed_out, wall_s=wall, sandboxed=True)
+
+
+def own_lines(log: str, names: tuple[str, ...]) -> str:
+    """Keep only the compiler messages about the program's own files (``names`` are prefixes).
+
+    A diagnostic header (``file:line:col: error: ...``) about any other file is dropped with the
+    source excerpt under it, so text of a header the program managed to include never comes
+    back in a verdict; ``In file included from`` chains are dropped too.
+    """
+    kept: list[str] = []
+    ours = False
+    for line in log.splitlines():
+        if line.startswith((" ", "\t")) or not line.strip():
+            if ours:
+                kept.append(line)  # a source excerpt or caret line under one of our headers
+            continue
+        file = line.split(":", 1)[0]
+        # The program's own file is named by the rewriter's #line directives (no folder) or
+        # by its path in the build folder; host headers always carry an absolute path.
+        ours = (line.startswith(names) or (":" in line and "/" not in file and " " not in file)
+                or line.startswith(("compilation terminated", "g++:", "cc1plus:", "nvcc ")))
+        if ours:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def run_compiler(argv: list[str], *, readable: list[Path], folder: Path,
+                 timeout_s: float, memory_mb: int = 4096,
+                 env: dict[str, str] | None = None) -> JailResult:
+    """Run a compiler on untrusted text: read-only ``readable`` (plus /usr), writable ``folder``.
+
+    The program text and the outputs live in ``folder``; the jail's cwd is ``folder``. Macro
+    bombs end at ``memory_mb`` per process or at ``timeout_s``; ``#include`` of host files finds
+    nothing outside /usr and ``readable``.
+
+    Raises:
+        SandboxUnavailable: No jail here and the user did not opt in to running without one.
+    """
+    exe = shutil.which(argv[0]) or argv[0]
+    extra = [] if exe.startswith("/usr/") else [Path(exe).resolve().parent.parent]
+    limits = JailLimits(timeout_s=timeout_s, memory_mb=memory_mb, file_size_mb=512,
+                        nofile=1024, nproc=512)
+    return run_jailed([exe, *argv[1:]], ro=[*readable, *extra], rw=[folder], cwd=folder,
+                      env=env, limits=limits)
