@@ -159,6 +159,10 @@ class FeatureEmbedding(EmbeddingFunction[Documents]):
             out.append(np.asarray(self.space.embed(feats), np.float32))
         return out
 
+    def embed_features(self, rows: Sequence[Mapping[str, float]]) -> Embeddings:
+        """Embed feature mappings directly (what ``__call__`` does after parsing the JSON)."""
+        return [np.asarray(self.space.embed(r), np.float32) for r in rows]
+
     @staticmethod
     def name() -> str:
         return EMBEDDING_NAME

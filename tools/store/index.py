@@ -15,11 +15,7 @@ from typing import Any
 
 import chromadb
 from chromadb.config import Settings
-from structcover.tools.store.embedding import (
-    FeatureEmbedding,
-    FeatureSpace,
-    features_document,
-)
+from structcover.tools.store.embedding import FeatureEmbedding, FeatureSpace
 from structcover.tools.store.models import ProgramRecord
 
 INDEX_DIR = "chroma"
@@ -81,9 +77,12 @@ class ProgramIndex:
         step = max(1, int(self.client.get_max_batch_size()))
         for i in range(0, len(records), step):
             chunk = records[i:i + step]
+            # Vectors from the collection's own embedding function, but no documents: the
+            # ledger keeps the records, and Chroma's full-text index of ~4 KB feature
+            # documents would cost most of the write time.
             self.collection.upsert(
                 ids=[r.program_id for r in chunk],
-                documents=[features_document(r.features) for r in chunk],
+                embeddings=self.embedding.embed_features([r.features for r in chunk]),
                 metadatas=[_metadata(r) for r in chunk])  # type: ignore[arg-type]
 
     def delete(self, ids: Sequence[str]) -> None:

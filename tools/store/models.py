@@ -52,6 +52,14 @@ class ProgramRecord(BaseModel):
     operators: list[str] = Field(default_factory=list, description="operator chain applied")
     program_id: str = ""
 
+    @field_validator("features", mode="before")
+    @classmethod
+    def _none_is_missing(cls, v: Any) -> Any:
+        # JSON has no NaN: a missing value is written as null and must read back as NaN.
+        if isinstance(v, dict):
+            return {k: math.nan if x is None else x for k, x in v.items()}
+        return v
+
     @field_validator("features")
     @classmethod
     def _finite_or_nan(cls, v: dict[str, float]) -> dict[str, float]:

@@ -18,6 +18,7 @@ from structcover.tools.store import (
     StoreOpenError,
     StoreSchemaError,
 )
+from structcover.tools.store.embedding import features_document
 
 
 def _programs(n: int, seed: int = 0) -> list[ProgramRecord]:
@@ -192,3 +193,37 @@ def test_numeric_features_one_hot_documented_levels() -> None:
     with pytest.raises(ValueError, match="valid number"):
         ProgramRecord(task="t", source="s", features={"x": "a"}, verified=True,  # type: ignore[dict-item]
                       round=0)
+
+
+def test_missing_feature_values_round_trip_as_nan(tmp_path: Path) -> None:
+    rec = ProgramRecord(task="t", source="s", features={"a": float("nan"), "b": 2.0},
+                        verified=True, round=0)
+    store = MemoryStore.open(tmp_path / "m")
+    store.add_programs([rec, *_programs(5)])
+    back = store.get_program(rec.program_id)
+    assert back is not None and np.isnan(back.features["a"]) and back.features["b"] == 2.0
+    assert store.nearest({"a": float("nan"), "b": 2.0}, k=1)
+    store.close()
+
+
+def test_collection_carries_its_own_embedding_function_and_cosine_space(tmp_path: Path) -> None:
+    import chromadb
+    from chromadb.config import Settings
+
+    recs = _programs(20)
+    store = MemoryStore.open(tmp_path / "m")
+    store.add_programs(recs)
+    store.close()
+    # A bare Chroma client, given no embedding function, rebuilds ours from the stored config
+    # (never Chroma's default ONNX model) and embeds a JSON feature query the same way.
+    client = chromadb.PersistentClient(path=str(tmp_path / "m" / "chroma"),
+                                       settings=Settings(anonymized_telemetry=False))
+    col = client.get_collection("programs")
+    cfg = col.configuration
+    assert cfg["embedding_function"].name() == "structcover-features"
+    assert cfg["hnsw"]["space"] == "cosine"
+    doc = features_document(recs[3].features)
+    hit = col.query(query_texts=[doc], n_results=1)
+    assert hit["ids"][0] == [recs[3].program_id]
+    assert hit["distances"][0][0] == pytest.approx(0.0, abs=1e-5)
+    client.close()
