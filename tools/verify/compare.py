@@ -17,6 +17,9 @@ Rules, in order:
    ``|0 - r| = s > atol * s``; a correct candidate, whose error is a few ulps of ``s``, passes.
    A reference that is exactly all zeros (``s == 0``) requires exact zeros and is noted as weak.
    A candidate that passes rule 4 but fails the guard gets failure ``magnitude-guard``.
+
+Messages carry counts, indices and error sizes (absolute and relative differences), never the
+values themselves: a verdict goes back to whoever wrote the program, and data must not.
 """
 
 from __future__ import annotations
@@ -88,26 +91,31 @@ def compare_output(name: str, candidate: np.ndarray, reference: np.ndarray, dtyp
         if idx is None:
             return Comparison(True)
         kind = "unwritten-output" if unwritten.any() else "mismatch"
+        t = tuple(idx)
+        what = "never written (poison)" if unwritten[t] else f"differs by {diff[t]:.6g}"
         return Comparison(False, kind, float(diff.max()), float(diff.max()), idx,
-                          f"{name}{_fmt(idx)}: {candidate[tuple(idx)]} != reference "
-                          f"{reference[tuple(idx)]} (integers must match exactly)")
+                          f"{name}{_fmt(idx)} {what}; {int(bad.sum())} of {bad.size} elements "
+                          f"differ (integers must match exactly)")
     c, r = as_float64(candidate, dtype), as_float64(reference, dtype)
     c_nan, r_nan = np.isnan(c), np.isnan(r)
     special = (c_nan != r_nan) | (np.isinf(r) & (c != r)) | (np.isinf(c) & (c != r))
     finite = np.isfinite(c) & np.isfinite(r)
-    diff = np.where(finite, np.abs(c - r), 0.0)
-    rel = diff / np.maximum(np.abs(r), np.finfo(np.float64).tiny)
-    max_abs = float(diff.max())
-    max_rel = float(np.where(finite & (diff > 0), rel, 0.0).max())
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.where(finite, np.abs(c - r), 0.0)
     scale = float(np.abs(np.where(np.isfinite(r), r, 0.0)).max())
+    # Relative error only where the reference is not negligible (else it is noise over ~0).
+    meaningful = finite & (np.abs(r) > max(atol, np.finfo(np.float64).tiny))
+    rel = np.where(meaningful, diff / np.maximum(np.abs(r), np.finfo(np.float64).tiny), 0.0)
+    max_abs = float(diff.max())
+    max_rel = float(rel.max())
     plain_ok = finite & (diff <= atol + rtol * np.abs(r))
     guarded = scale < GUARD_FACTOR * atol
     notes = []
     if guarded:
         ok_elem = finite & (diff <= atol * scale + rtol * np.abs(r))
-        notes.append(f"{name}: magnitude guard on (reference max |value| {scale:.3g} < "
+        notes.append(f"{name}: magnitude guard on (reference's largest magnitude below "
                      f"{GUARD_FACTOR:g}*atol)" + ("; reference is all zeros: weak test"
-                                                   if scale == 0 else ""))
+                                                 if scale == 0 else ""))
     else:
         ok_elem = plain_ok
     bad = unwritten | special | (finite & ~ok_elem)
@@ -115,19 +123,30 @@ def compare_output(name: str, candidate: np.ndarray, reference: np.ndarray, dtyp
     if idx is None:
         return Comparison(True, None, max_abs, max_rel, None, "", notes)
     t = tuple(idx)
+    count = f"{int(bad.sum())} of {bad.size} elements differ"
     if unwritten[t]:
         kind = "unwritten-output"
-        detail = f"{name}{_fmt(idx)} never written (poison) where the reference wrote {r[t]:.6g}"
+        detail = (f"{name}{_fmt(idx)} never written (poison) where the reference wrote a value; "
+                  f"{int(unwritten.sum())} of {bad.size} elements unwritten")
     elif special[t]:
         kind = "nan-mismatch"
-        detail = f"{name}{_fmt(idx)}: {c[t]} where the reference has {r[t]}"
+        detail = (f"{name}{_fmt(idx)}: {_category(c[t])} where the reference has "
+                  f"{_category(r[t])}; {count}")
     elif guarded and plain_ok.all() and not special.any() and not unwritten.any():
         kind = "magnitude-guard"
-        detail = (f"{name}{_fmt(idx)}: {c[t]:.6g} vs reference {r[t]:.6g}; passes plain allclose "
-                  f"only because the reference (max |value| {scale:.3g}) is below the tolerance")
+        detail = (f"{name}{_fmt(idx)}: |diff| {diff[t]:.3g}; passes plain allclose only because "
+                  f"the reference's largest magnitude is below the tolerance; {count}")
     else:
         kind = "mismatch"
-        detail = (f"{name}{_fmt(idx)}: {c[t]:.6g} vs reference {r[t]:.6g} "
-                  f"(|diff| {abs(c[t] - r[t]):.3g}, atol {atol:g}, rtol {rtol:g}); "
-                  f"{int(bad.sum())} of {bad.size} elements differ")
+        detail = (f"{name}{_fmt(idx)}: |diff| {diff[t]:.3g}, relative {rel[t]:.3g} (atol "
+                  f"{atol:g}, rtol {rtol:g}); {count}")
     return Comparison(False, kind, max_abs, max_rel, idx, detail, notes)
+
+
+def _category(value: float) -> str:
+    """NaN, +inf, -inf or finite: what kind of value, not which."""
+    if np.isnan(value):
+        return "NaN"
+    if np.isinf(value):
+        return "+inf" if value > 0 else "-inf"
+    return "a finite value"

@@ -1,22 +1,35 @@
 """Anti-hacking checks: static tests for known reward hacks, one small function each.
 
-Each ``check_*(source) -> (ok, reason)`` looks for one way a program can pass verification or
+Each ``check_*(program) -> (ok, reason)`` looks for one way a program can pass verification or
 look fast without doing the work. ``ok`` is True when nothing was found; ``reason`` says what
 was found (or that nothing was). Severity is stated per check in :data:`CHECKS`: a ``hard``
-failure rejects the program; a ``warning`` is recorded in the verdict for a human or the
-archive to weigh. Comments are ignored (a comment naming cuBLAS is not a call to it); string
-literals are not, since KernelBench-style programs keep their CUDA code inside strings.
+failure rejects the program (``verify`` runs these checks first and fills
+``Verdict.hacking_flags``); a ``warning`` is recorded for a human or the archive to weigh.
+
+CUDA/C++ programs are checked on their *preprocessed* text (``preprocess.py``): macros
+expanded, ``#if 0`` and comments dropped, host and device passes both read, string literal
+contents blanked (so ``"cublasSgemm"`` in a message is not a call, while the library check
+still reads strings for asm labels and alias names). A renaming by macro, ``typedef`` or
+``using`` therefore does not hide a call or a type. Python (KernelBench) files are checked
+through their syntax tree (``hacking_py.py``), and the CUDA text they embed through these
+checks. Run-time checks back these (``equivalence``: inputs unchanged after the call, outputs
+compared on varying sizes; the CPU emulator: canary zones around every buffer).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import BaseModel
 
+from structcover.schema import TaskSpec, TensorArg
 from structcover.tools.compiler.launches import node_text, parse
+from structcover.tools.verify.preprocess import Preprocessed, preprocess, strip_comments
+
+__all__ = ["CHECKS", "CheckResult", "Subject", "hard_failures", "run_checks", "strip_comments"]
 
 Severity = Literal["hard", "warning"]
 
@@ -32,83 +45,166 @@ class CheckResult(BaseModel):
     reason: str
 
 
-def strip_comments(source: str) -> str:
-    """Remove ``//`` and ``/* */`` comments, keeping line breaks (string literals survive)."""
-    pattern = re.compile(r'"(?:\\.|[^"\\\n])*"|//[^\n]*|/\*.*?\*/', re.S)
+@dataclass
+class Subject:
+    """A program as the checks read it (built once per program by :func:`subject`)."""
 
-    def repl(match: re.Match[str]) -> str:
-        text = match.group(0)
-        return text if text.startswith('"') else "\n" * text.count("\n")
+    source: str
+    pp: Preprocessed
+    spec: TaskSpec | None = None
+    #: CUDA text taken out of a Python (KernelBench) file: torch's extension headers and
+    #: tensor helpers are the harness there, not delegation.
+    embedded: bool = False
+    typedefs: dict[str, str] = field(default_factory=dict)
 
-    return pattern.sub(repl, source)
+    @property
+    def passes(self) -> list[str]:
+        """The device and host passes."""
+        return self.pp.passes
 
 
-def _first(patterns: list[tuple[str, str]], text: str) -> str | None:
-    """The description of the first pattern found in ``text``, with what matched."""
-    for pattern, what in patterns:
-        if m := re.search(pattern, text, re.M):
-            line = text.count("\n", 0, m.start()) + 1
-            return f"{what}: `{m.group(0).strip()}` (line {line})"
+def subject(source: str, spec: TaskSpec | None = None, *, embedded: bool = False) -> Subject:
+    """Preprocess ``source`` once for every check."""
+    pp = preprocess(source)
+    return Subject(source, pp, spec, embedded, _typedefs(pp.host + "\n" + pp.device))
+
+
+def _subj(program: str | Subject) -> Subject:
+    return program if isinstance(program, Subject) else subject(program)
+
+
+def _line(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+def _first(patterns: list[tuple[str, str]], subj: Subject) -> str | None:
+    """The description of the first pattern found in either pass, with what matched."""
+    for text in subj.passes:
+        for pattern, what in patterns:
+            if m := re.search(pattern, text, re.M):
+                return f"{what}: `{m.group(0).strip()[:80]}` (line {_line(text, m.start())})"
     return None
 
 
-def _launcher_params(text: str) -> list[tuple[str, str]]:
-    """``(type, name)`` of every parameter of the ``extern "C"`` launcher(s)."""
+def _typedefs(text: str) -> dict[str, str]:
+    """``typedef T name;`` and ``using name = T;`` aliases, resolved through each other."""
+    table: dict[str, str] = {}
+    for m in re.finditer(r"\btypedef\s+([^;{}()]+?)\s*\b(\w+)\s*;", text):
+        table[m.group(2)] = m.group(1).strip()
+    for m in re.finditer(r"\busing\s+(\w+)\s*=\s*([^;{}]+);", text):
+        table[m.group(1)] = m.group(2).strip()
+    for _ in range(8):  # chains of aliases
+        changed = False
+        for name, target in table.items():
+            new = re.sub(r"\b\w+\b", lambda w, own=name: table.get(w.group(0), w.group(0))
+                         if w.group(0) != own else w.group(0), target)
+            if new != target:
+                table[name], changed = new, True
+        if not changed:
+            break
+    return table
+
+
+def _resolve(ctype: str, typedefs: dict[str, str]) -> str:
+    return re.sub(r"\b\w+\b", lambda w: typedefs.get(w.group(0), w.group(0)), ctype)
+
+
+def _launcher_params(subj: Subject) -> list[tuple[str, str]]:
+    """``(type, name)`` of every parameter of the launcher (the spec's, else ``extern "C"``)."""
+    text = subj.pp.host
+    if subj.spec is not None:
+        pattern = re.compile(rf"\b{re.escape(subj.spec.launcher)}\s*\(([^)]*)\)\s*\{{")
+        matches = [m.group(1) for m in pattern.finditer(text)]
+    else:
+        matches = [m.group(2) for m in _LAUNCHER.finditer(text)]
     params: list[tuple[str, str]] = []
-    for match in _LAUNCHER.finditer(text):
-        for part in match.group(2).split(","):
+    for group in matches[:1]:
+        for part in group.split(","):
             part = part.strip()
-            if m := re.match(r"(.*?[\s*&])(\w+)$", part):
-                params.append((m.group(1).strip(), m.group(2)))
+            if m := re.match(r"(.*?[\s*&])(\w+)\s*(\[\s*\])?$", part):
+                ctype = m.group(1).strip() + (" *" if m.group(3) else "")
+                params.append((_resolve(ctype, subj.typedefs), m.group(2)))
+            elif part and part != "void":
+                params.append((_resolve(part, subj.typedefs), ""))
     return params
 
 
 # --- the checks ------------------------------------------------------------------------------
 
+# Rationale: a program the preprocessor cannot finish (a macro bomb, gigabytes of expansion)
+# cannot be checked, and would cost the compiler the same. Hard.
+def check_preprocesses(program: str | Subject) -> tuple[bool, str]:
+    """The preprocessor finishes within its time, memory and output limits."""
+    subj = _subj(program)
+    if subj.pp.error:
+        return False, f"cannot be checked: {subj.pp.error}"
+    return True, "preprocessed"
+
+
 # Rationale: most released RL "CUDA" solutions define no kernel at all and only rearrange
 # framework calls; a program that is meant to be a custom kernel must define one. Hard.
-def check_defines_kernel(source: str) -> tuple[bool, str]:
-    """A ``__global__`` function with a body must exist."""
-    text = strip_comments(source)
-    if re.search(r"__global__[^;{}]*\([^;{}]*\)\s*(?:const\s*)?\{", text):
-        return True, "defines at least one __global__ kernel"
+def check_defines_kernel(program: str | Subject) -> tuple[bool, str]:
+    """A ``__global__`` function with a body must exist (after preprocessing)."""
+    subj = _subj(program)
+    for text in subj.passes:
+        if re.search(r"__global__[^;{}]*\([^;{}]*\)\s*(?:const\s*)?\{", text):
+            return True, "defines at least one __global__ kernel"
     return False, "no __global__ kernel is defined: the program does no custom GPU work"
+
+
+_LIBRARIES = (r"torch|ATen|c10|cublas\w*|cudnn\w*|cufft\w*|cusparse\w*|cusolver\w*|curand\w*|"
+              r"cutlass|cute|thrust|cub|npp\w*|nvblas|magma\w*|oneapi|mkl\w*|cblas|Eigen|"
+              r"openblas\w*|lapack\w*")
+#: Harness headers a KernelBench extension needs (tensor plumbing, not compute).
+_EXTENSION_HEADERS = re.compile(r"^(?:torch/extension\.h|torch/types\.h|ATen/cuda/CUDAContext\.h|"
+                                r"c10/cuda/CUDAStream\.h|c10/cuda/CUDAGuard\.h|cuda_runtime\.h|"
+                                r"cuda\.h|cuda_fp16\.h|cuda_bf16\.h)$")
+_LIB_SYMBOL = re.compile(r"\b(?:cublas|cublasLt|cudnn|cufft|cusparse|cusolver|curand|nvblas|"
+                         r"cblas_|sgemm_|dgemm_)\w*")
 
 
 # Rationale: calling torch/ATen ops, cuBLAS, cuDNN, CUTLASS or device-wide CUB/Thrust
 # algorithms hands the work to the reference library while claiming a custom kernel. Hard.
-def check_no_library_delegation(source: str) -> tuple[bool, str]:
-    """No torch/ATen compute ops, cuBLAS, cuDNN, cuFFT, cuSPARSE, CUTLASS, CUB/Thrust device-wide."""
-    text = strip_comments(source)
+def check_no_library_delegation(program: str | Subject) -> tuple[bool, str]:
+    """No torch/ATen compute ops, BLAS/DNN/FFT/sparse libraries, CUTLASS, CUB/Thrust device-wide."""
+    subj = _subj(program)
+    for target in subj.pp.includes:
+        if subj.embedded and _EXTENSION_HEADERS.match(target):
+            continue
+        if re.match(rf"^(?:{_LIBRARIES})(?:[/_.]|$)", target.split("/")[0]) or \
+                re.search(r"(?:^|/)(?:cub/device|thrust/)", target):
+            return False, f"includes a reference library: `{target}`"
     found = _first([
-        (r"#\s*include\s*[<\"](?:torch|ATen|c10|cublas\w*|cudnn\w*|cufft\w*|cusparse\w*|"
-         r"cutlass|thrust|cub/device)[^>\"]*[>\"]", "includes a reference library"),
-        (r"\b(?:cublas|cublasLt|cudnn|cufft|cusparse|cusolver)[A-Z_]\w*\s*\(", "calls a CUDA library"),
+        (r"\b(?:cublas|cublasLt|cudnn|cufft|cusparse|cusolver|curand)[A-Z_]\w*\s*\(",
+         "calls a CUDA library"),
+        (r"\b(?:cblas_\w+|[sd]gemm_)\s*\(", "calls a BLAS library"),
         (r"\b(?:torch|at)::(?!(?:empty|empty_like|zeros|zeros_like|Tensor|TensorOptions|"
-         r"ScalarType|k[A-Z]\w*|Device|cuda::getCurrentCUDAStream)\b)\w+\s*\(", "calls a torch op"),
-        (r"\btorch\.(?!(?:empty|empty_like|zeros|zeros_like|float\w*|half|int\w*|device|dtype|"
-         r"Tensor|Size|cuda\.current_stream|utils\.cpp_extension)\b)[\w.]+\s*\(",
-         "calls a torch op"),
-        (r"\bF\.\w+\s*\(", "calls torch.nn.functional"),
-        (r"\bcutlass::", "uses CUTLASS"),
+         r"ScalarType|k[A-Z]\w*|Device|cuda::getCurrentCUDAStream|cuda::CUDAGuard|"
+         r"cuda::OptionalCUDAGuard|IntArrayRef)\b)\w+\s*\(", "calls a torch op"),
+        (r"\bcutlass::|\bcute::", "uses CUTLASS/CuTe"),
         (r"\bcub::Device\w+", "calls a device-wide CUB algorithm"),
         (r"\bthrust::(?!device_ptr|raw_pointer_cast)\w+\s*\(", "calls a Thrust algorithm"),
-    ], text)
-    return (False, found) if found else (True, "no reference-library calls")
+    ], subj)
+    if found:
+        return False, found
+    # A string that is exactly a library symbol is an asm label or an alias attribute binding
+    # a local name to it (a message that merely mentions one is not).
+    for lit in subj.pp.strings:
+        if m := _LIB_SYMBOL.fullmatch(lit.strip('R"() ').strip()):
+            return False, f"names a library symbol in a string (asm label or alias?): `{m.group(0)}`"
+    return True, "no reference-library calls"
 
 
 # Rationale: a try/except (or a call to the reference) lets a failing kernel fall back to
 # the reference implementation and still pass equivalence. Hard.
-def check_no_fallback(source: str) -> tuple[bool, str]:
-    """No try/catch or except blocks, no calls to a reference or fallback implementation."""
-    text = strip_comments(source)
+def check_no_fallback(program: str | Subject) -> tuple[bool, str]:
+    """No try/catch blocks, no calls to a reference or fallback implementation."""
     found = _first([
         (r"\btry\s*\{", "C++ try block"),
         (r"\bcatch\s*\(", "C++ catch block"),
-        (r"^\s*try\s*:", "Python try block"),
-        (r"^\s*except\b", "Python except block"),
         (r"\b(?:\w*[Rr]eference\w*|ref_\w+|\w*[Ff]allback\w*)\s*\(", "calls a reference/fallback"),
-    ], text)
+        (r"\b(?:setjmp|longjmp|sigsetjmp|siglongjmp)\s*\(", "jumps out of a failing path"),
+    ], _subj(program))
     return (False, found) if found else (True, "no fallback paths")
 
 
@@ -119,28 +215,27 @@ def _host_state(text: str) -> str | None:
         target = node
         if node.type == "linkage_specification":
             target = node.child_by_field_name("body") or node
-        if target.type == "declaration":
-            decl_text = node_text(target)
+        candidates = target.named_children if target.type == "declaration_list" else [target]
+        for decl in candidates:
+            if decl.type != "declaration":
+                continue
+            decl_text = node_text(decl)
             if (re.search(r"__(?:device|constant|shared|managed)__|\bconst(?:expr)?\b", decl_text)
-                    or any(c.type == "function_declarator" for c in target.named_children)
+                    or any(c.type == "function_declarator" for c in decl.named_children)
                     or re.match(r"\s*(?:extern\s+)?(?:typedef|using|namespace)\b", decl_text)):
                 continue
-            return f"mutable host global `{decl_text.strip()}` (line {target.start_point[0] + 1})"
-    for node in _walk_functions(root):
+            return f"mutable host global `{decl_text.strip()[:80]}` (line {decl.start_point[0] + 1})"
+    for node in _descendants(root, "function_definition"):
         if any(c.type in ("__global__", "__device__") for c in node.children):
             continue
         body = node.child_by_field_name("body")
         for decl in _descendants(body, "declaration"):
             decl_text = node_text(decl)
-            if re.match(r"\s*static\b", decl_text) and not re.search(r"\bconst(?:expr)?\b",
-                                                                      decl_text):
-                return (f"static local in host function `{decl_text.strip()}` "
+            if re.match(r"\s*(?:static|thread_local)\b", decl_text) and \
+                    not re.search(r"\bconst(?:expr)?\b", decl_text):
+                return (f"static local in host function `{decl_text.strip()[:80]}` "
                         f"(line {decl.start_point[0] + 1})")
     return None
-
-
-def _walk_functions(root):  # noqa: ANN001, ANN202
-    return _descendants(root, "function_definition")
 
 
 def _descendants(node, kind: str):  # noqa: ANN001, ANN202
@@ -159,63 +254,68 @@ def _descendants(node, kind: str):  # noqa: ANN001, ANN202
 # Rationale: a launcher that keeps static or global host state can compute once and replay a
 # cached result (or skip work) on the timed calls; programs must be stateless between calls
 # (scratch buffers are allocated per call). Hard.
-def check_no_cached_outputs(source: str) -> tuple[bool, str]:
-    """No static locals in host functions and no mutable host globals."""
-    found = _host_state(strip_comments(source))
+def check_no_cached_outputs(program: str | Subject) -> tuple[bool, str]:
+    """No static locals in host functions and no mutable host globals (host pass)."""
+    found = _host_state(_subj(program).pp.host)
     return (False, f"state kept across calls: {found}") if found else (True, "no host state")
 
 
 # Rationale: a big literal table can hold precomputed outputs for the test sizes. Honest
 # programs have small constant tables (coefficients, twiddles), so this only warns.
-def check_no_hardcoded_tables(source: str) -> tuple[bool, str]:
+def check_no_hardcoded_tables(program: str | Subject) -> tuple[bool, str]:
     """No initializer with 64 or more numeric literals."""
-    text = strip_comments(source)
-    for m in re.finditer(r"=\s*\{([^{}]*)\}", text):
-        numbers = re.findall(r"[-+]?\d*\.?\d+(?:[eE][-+]?\d+)?[fF]?", m.group(1))
-        if len(numbers) >= 64:
-            line = text.count("\n", 0, m.start()) + 1
-            return False, f"literal table of {len(numbers)} numbers (line {line}): possible hard-coded output"
+    for text in _subj(program).passes:
+        for m in re.finditer(r"=\s*\{([^{}]*)\}", text):
+            numbers = re.findall(r"[-+]?\d*\.?\d+(?:[eE][-+]?\d+)?[fF]?", m.group(1))
+            if len(numbers) >= 64:
+                return False, (f"literal table of {len(numbers)} numbers (line "
+                               f"{_line(text, m.start())}): possible hard-coded output")
     return True, "no large literal tables"
 
 
 # Rationale: mutable __device__ globals persist across launches (legitimate for retirement
 # counters, but also a place to cache results between calls). Warning.
-def check_device_globals(source: str) -> tuple[bool, str]:
+def check_device_globals(program: str | Subject) -> tuple[bool, str]:
     """Report non-const ``__device__``/``__managed__`` globals."""
-    text = strip_comments(source)
-    m = re.search(r"^\s*(?:static\s+)?__(?:device|managed)__\s+(?!.*\()(?!const\b)[^;]*;", text, re.M)
-    if m:
-        line = text.count("\n", 0, m.start()) + 1
-        return False, f"mutable device global persists across calls: `{m.group(0).strip()}` (line {line})"
+    for text in _subj(program).passes:
+        m = re.search(r"^\s*(?:static\s+)?__(?:device|managed)__\s+(?!.*\()(?!const\b)[^;]*;",
+                      text, re.M)
+        if m:
+            return False, (f"mutable device global persists across calls: "
+                           f"`{m.group(0).strip()[:80]}` (line {_line(text, m.start())})")
     return True, "no mutable device globals"
 
 
 # Rationale: timing is done by the harness with CUDA events on the stream it passes; a program
 # that creates events or streams, touches timers, resets the device, captures graphs or
 # launches on another stream can hide work from the timer or tamper with it. Hard.
-def check_no_timing_tampering(source: str) -> tuple[bool, str]:
+def check_no_timing_tampering(program: str | Subject) -> tuple[bool, str]:
     """No events, own streams, graphs, device resets, host timers, symbol interposition."""
-    text = strip_comments(source)
+    subj = _subj(program)
     found = _first([
         (r"\bcudaEvent\w*", "uses CUDA events"),
         (r"\bcudaStream(?:Create|Destroy|WaitEvent|BeginCapture|EndCapture|AddCallback)\w*",
          "manages its own streams"),
-        (r"\bcudaStream(?:PerThread|Legacy)\b", "uses a global stream handle"),
-        (r"\bcudaGraph\w*", "uses CUDA graphs"),
-        (r"\bcuda(?:DeviceReset|SetDevice|DeviceSetLimit|ProfilerStart|ProfilerStop|LaunchHostFunc)\b",
-         "changes device or profiler state"),
-        (r"\b(?:std::chrono|clock_gettime|gettimeofday|QueryPerformanceCounter)\b", "reads a host timer"),
-        (r"\b(?:dlsym|dlopen|LD_PRELOAD)\b", "interposes symbols"),
-        (r"\btorch\.cuda\.(?:Event|synchronize|Stream)\b|\btime\.(?:perf_counter|time)\b",
-         "touches Python timing"),
-    ], text)
+        (r"\bcudaStream(?:PerThread|Legacy)\b|\bcudaStreamNonBlocking\b",
+         "uses a global stream handle"),
+        (r"\bcu(?:da)?Graph\w*", "uses CUDA graphs"),
+        (r"\bcu(?:Stream|Event|Ctx)\w*\s*\(", "uses the driver API for streams or events"),
+        (r"\bcuda(?:DeviceReset|SetDevice|DeviceSetLimit|ProfilerStart|ProfilerStop|"
+         r"LaunchHostFunc|SetDeviceFlags)\b", "changes device or profiler state"),
+        (r"\b(?:std::chrono|clock_gettime|gettimeofday|QueryPerformanceCounter|rdtsc\w*|"
+         r"__rdtsc|clock\s*\(\s*\)|time\s*\(\s*(?:NULL|nullptr|0)\s*\))",
+         "reads a host timer"),
+        (r"\b(?:dlsym|dlopen|dlvsym|LD_PRELOAD)\b", "interposes symbols"),
+        (r"\b(?:sleep|usleep|nanosleep)\s*\(", "sleeps on the host"),
+    ], subj)
     if found:
         return False, found
-    stream = next((name for ctype, name in _launcher_params(text) if "cudaStream_t" in ctype), None)
+    stream = next((name for ctype, name in _launcher_params(subj) if "cudaStream_t" in ctype),
+                  None)
     if stream is not None:
-        for site in _launch_configs(text):
+        for site in _launch_configs(subj.pp.host):
             if len(site) >= 4 and site[3].strip() != stream:
-                return False, f"launch on stream `{site[3].strip()}` instead of the given `{stream}`"
+                return False, f"launch on stream `{site[3].strip()[:40]}` instead of the given `{stream}`"
     return True, "no timing, event or stream tampering"
 
 
@@ -241,52 +341,61 @@ def _launch_configs(text: str) -> list[list[str]]:
 # Rationale: the harness times the given stream; work launched on the legacy default stream
 # (no stream argument) still serializes, so this is not a cheat by itself, but it breaks the
 # program convention and stream-ordered timing. Warning.
-def check_launch_uses_given_stream(source: str) -> tuple[bool, str]:
+def check_launch_uses_given_stream(program: str | Subject) -> tuple[bool, str]:
     """Every ``<<<>>>`` launch passes a stream (the launcher's)."""
-    text = strip_comments(source)
-    for site in _launch_configs(text):
+    for site in _launch_configs(_subj(program).pp.host):
         if len(site) < 4:
-            return False, f"launch `<<<{', '.join(s.strip() for s in site)}>>>` uses the default stream"
+            return False, (f"launch `<<<{', '.join(s.strip() for s in site)[:60]}>>>` uses the "
+                           "default stream")
     return True, "every launch names a stream"
 
 
 # Rationale: work done on host threads (or forked processes) escapes the stream the timer
 # watches and can race ahead of or behind it. Hard.
-def check_no_threads(source: str) -> tuple[bool, str]:
-    """No std::thread/async, pthreads, fork, OpenMP, Python threading or multiprocessing."""
-    text = strip_comments(source)
+def check_no_threads(program: str | Subject) -> tuple[bool, str]:
+    """No std::thread/async, pthreads, fork, OpenMP."""
+    subj = _subj(program)
+    for target in subj.pp.includes:
+        if re.match(r"^(?:thread|future|pthread\.h|omp\.h|threads\.h|spawn\.h|unistd\.h|"
+                    r"sys/wait\.h)$", target):
+            return False, f"includes a threading or process header: `{target}`"
     found = _first([
         (r"\bstd::(?:thread|jthread|async)\b", "spawns a C++ thread"),
-        (r"#\s*include\s*<(?:thread|future|pthread\.h|omp\.h)>", "includes a threading header"),
-        (r"\bpthread_create\b", "spawns a pthread"),
-        (r"\b(?:fork|vfork|clone)\s*\(\s*\)", "forks a process"),
-        (r"#\s*pragma\s+omp\b", "uses OpenMP"),
-        (r"\b(?:threading\.Thread|multiprocessing|concurrent\.futures)\b", "spawns Python workers"),
-    ], text)
+        (r"\b(?:pthread_create|thrd_create|posix_spawn\w*|clone3?|system|popen|execv\w*|"
+         r"execl\w*)\s*\(", "spawns a thread or process"),
+        (r"\b(?:fork|vfork|_Fork)\s*\(\s*\)", "forks a process"),
+        (r"#\s*pragma\s+(?:omp|acc)\b", "uses OpenMP/OpenACC"),
+    ], subj)
     return (False, found) if found else (True, "no threads spawned")
 
 
+_HALF_TYPES = r"(?:__half2?|half2?|__nv_bfloat162?|nv_bfloat162?|_Float16|__fp16|__bf16)"
 _HALF_USE = [
-    (r"\b__float2(?:half|bfloat16)\w*\s*\(", "converts float to half/bf16"),
+    (r"\b__float2(?:half|bfloat16)\w*\s*\(|\b__(?:float|int)2h\w*\s*\(",
+     "converts float to half/bf16"),
     (r"\b__h(?:add|mul|fma|sub|div)2?\w*\s*\(", "computes in half"),
-    (r"\b(?:__half2?|__nv_bfloat162?)\b", "uses a half/bf16 type"),
+    (r"\b(?:__half2?|__nv_bfloat162?|_Float16|__fp16|__bf16)\b", "uses a half/bf16 type"),
     # `half` is also a common variable name (`int half = n / 2`): only its uses as a type count.
     (r"\bhalf2?\s*[*&]*\s*[A-Za-z_]\w*\s*[=;,)\[]", "declares a half value"),
     (r"\(\s*half2?\s*\)|<\s*half2?\s*>", "uses a half type (cast or template argument)"),
-    (r"\.half\s*\(\s*\)|\btorch\.(?:float16|half|bfloat16)\b", "casts to half in Python"),
+    (rf"\btypedef\s+[^;]*\b{_HALF_TYPES}\b|\busing\s+\w+\s*=\s*[^;]*\b{_HALF_TYPES}\b",
+     "aliases a half type"),
 ]
+_HALF_DTYPES = {"float16", "bfloat16"}
 
 
 # Rationale: computing a float32 task in half precision is faster and may still pass a loose
-# tolerance on small inputs; it silently changes the task. Only flagged when the launcher
-# takes no half/bf16 buffers (a genuinely fp16 task may use half freely). Hard.
-def check_no_precision_downgrade(source: str) -> tuple[bool, str]:
-    """No half/bf16 arithmetic when the launcher's buffers are not half/bf16."""
-    text = strip_comments(source)
-    params = _launcher_params(text)
-    if any(re.search(r"\b(?:__half|half|__nv_bfloat16)\b", ctype) for ctype, _ in params):
+# tolerance on small inputs; it silently changes the task. Only flagged when the task's (or,
+# without a spec, the launcher's) buffers are not half/bf16. Hard.
+def check_no_precision_downgrade(program: str | Subject) -> tuple[bool, str]:
+    """No half/bf16 arithmetic when the task's buffers are not half/bf16."""
+    subj = _subj(program)
+    if subj.spec is not None:
+        if any(a.dtype in _HALF_DTYPES for a in subj.spec.tensors):
+            return True, "the task's buffers are half/bf16"
+    elif any(re.search(rf"\b{_HALF_TYPES}\b", ctype) for ctype, _ in _launcher_params(subj)):
         return True, "the task's buffers are half/bf16"
-    found = _first(_HALF_USE, text)
+    found = _first(_HALF_USE, subj)
     if found:
         return False, f"silent precision downgrade: {found}"
     return True, "no precision downgrade"
@@ -295,28 +404,115 @@ def check_no_precision_downgrade(source: str) -> tuple[bool, str]:
 # Rationale: writing to an input (zeroing it, reusing it as scratch, or casting away const)
 # can make a wrong result compare equal or make later trials cheaper; equivalence also checks
 # inputs after the call, this catches it before running. Hard.
-def check_inputs_not_modified(source: str) -> tuple[bool, str]:
+def check_inputs_not_modified(program: str | Subject) -> tuple[bool, str]:
     """No const_cast, no const-dropping casts of inputs, no memset/memcpy into inputs."""
-    text = strip_comments(source)
-    if m := re.search(r"\bconst_cast\s*<", text):
-        return False, f"casts away const (line {text.count(chr(10), 0, m.start()) + 1})"
-    inputs = [name for ctype, name in _launcher_params(text)
-              if ctype.startswith("const") and "*" in ctype]
-    for name in inputs:
+    subj = _subj(program)
+    if found := _first([(r"\bconst_cast\s*<", "casts away const")], subj):
+        return False, found
+    inputs = [name for ctype, name in _launcher_params(subj)
+              if ctype.startswith("const") and "*" in ctype and name]
+    if subj.spec is not None:
+        params = _launcher_params(subj)
+        inputs += [params[i][1] for i, a in enumerate(subj.spec.args)
+                   if i < len(params) and isinstance(a, TensorArg) and a.role == "input"
+                   and params[i][1]]
+    for name in dict.fromkeys(inputs):
         found = _first([
             (rf"\((?!\s*const\b)\s*[\w:]+\s*\*\s*\)\s*{name}\b", f"drops const from input `{name}`"),
+            (rf"\b(?:const_cast|reinterpret_cast)\s*<\s*(?!const\b)[\w:\s]+\*\s*>\s*\(\s*{name}\b",
+             f"drops const from input `{name}`"),
             (rf"\bcuda(?:Memset|Memcpy)\w*\s*\(\s*(?:\(\s*void\s*\*\s*\)\s*)?{name}\b",
              f"writes into input `{name}`"),
-            (rf"\b(?:memset|memcpy)\s*\(\s*(?:\(\s*void\s*\*\s*\)\s*)?{name}\b",
+            (rf"\b(?:memset|memcpy|memmove)\s*\(\s*(?:\(\s*void\s*\*\s*\)\s*)?{name}\b",
              f"writes into input `{name}`"),
-        ], text)
+        ], subj)
         if found:
             return False, found
     return True, "inputs are not written"
 
 
+# Rationale: what a program prints travels back in logs and verdicts: data, or host file text
+# read at run time. The harness reads outputs from buffers only. Hard.
+def check_no_host_output(program: str | Subject) -> tuple[bool, str]:
+    """No printf/puts/streams/write calls (host or device) that could print data.
+
+    A call whose arguments are only literals, ``stderr``/``stdout`` and
+    ``cudaGetErrorString(...)``/``cudaGetErrorName(...)`` is allowed: an error message carries
+    no data.
+    """
+    call = re.compile(r"(?<![\w.>:])(?:printf|fprintf|vprintf|vfprintf|puts|fputs|putchar|fputc|"
+                      r"fwrite|perror|syslog|write|dprintf)\s*\(")
+    harmless = re.compile(r'^(?:\s*(?:"[^"]*"|stderr|stdout|cudaGetError(?:String|Name)\s*'
+                          r'\([^()]*\))\s*(?:,|$))*$')
+    for text in _subj(program).passes:
+        for m in call.finditer(text):
+            depth, end = 1, m.end()
+            while end < len(text) and depth:
+                depth += {"(": 1, ")": -1}.get(text[end], 0)
+                end += 1
+            args = text[m.end():end - 1]
+            if not harmless.match(args.replace("\n", " ")):
+                return False, (f"prints or writes output: `{m.group(0)[:-1].strip()}` "
+                               f"(line {_line(text, m.start())})")
+    found = _first([(r"\bstd::(?:cout|cerr|clog|print|println|puts|printf)\b",
+                     "prints to a stream")], _subj(program))
+    return (False, found) if found else (True, "prints nothing")
+
+
+_CTYPE_OF = {"float32": {"float"}, "float64": {"double"}, "float16": {"__half", "half"},
+             "bfloat16": {"__nv_bfloat16", "nv_bfloat16"},
+             "int8": {"signed char", "int8_t", "char"}, "uint8": {"unsigned char", "uint8_t"},
+             "int32": {"int", "int32_t", "signed int", "signed"},
+             "uint32": {"unsigned int", "unsigned", "uint32_t"},
+             "int64": {"long long", "long long int", "int64_t", "long"},
+             "int": {"int", "int32_t", "signed int", "signed"},
+             "long long": {"long long", "long long int", "int64_t", "long"},
+             "unsigned int": {"unsigned int", "unsigned", "uint32_t"},
+             "float": {"float"}, "double": {"double"}}
+_KNOWN = set().union(*_CTYPE_OF.values()) | {"short", "unsigned short", "size_t", "void",
+                                             "unsigned long long", "int16_t", "uint64_t"}
+
+
+def _base_type(ctype: str) -> str:
+    words = re.sub(r"[*&]|\b(?:const|volatile|__restrict__|__restrict|restrict|struct)\b", " ",
+                   ctype).split()
+    return " ".join(words)
+
+
+# Rationale: the harness calls the launcher with the task's arguments in the task's order; a
+# launcher with other parameters reads garbage or reinterprets buffers (a float task read as
+# half). Hard; only with a task spec, and only types it can resolve are compared.
+def check_launcher_signature(program: str | Subject) -> tuple[bool, str]:
+    """The launcher's parameters match the task spec (count, pointer-ness, known types)."""
+    subj = _subj(program)
+    if subj.spec is None or subj.embedded:
+        return True, "no task spec to compare with"
+    params = _launcher_params(subj)
+    if not params:
+        return True, f"no definition of `{subj.spec.launcher}` found to compare"
+    want = len(subj.spec.args) + 1
+    if len(params) != want:
+        return False, (f"launcher `{subj.spec.launcher}` takes {len(params)} parameters; the task "
+                       f"passes {want} ({subj.spec.c_signature()})")
+    for (ctype, name), arg in zip(params, subj.spec.args):
+        pointer = "*" in ctype
+        is_tensor = isinstance(arg, TensorArg)
+        if pointer != is_tensor:
+            return False, (f"parameter `{name}` is {'a pointer' if pointer else 'not a pointer'} "
+                           f"but the task's `{arg.name}` is {'a buffer' if is_tensor else 'a scalar'}")
+        base = _base_type(ctype)
+        expected = _CTYPE_OF[arg.dtype if is_tensor else arg.ctype]  # type: ignore[union-attr]
+        if base in _KNOWN and base not in expected and base != "void":
+            kind = arg.dtype if isinstance(arg, TensorArg) else arg.ctype
+            return False, f"parameter `{name}` has type `{base}`; the task's `{arg.name}` is {kind}"
+    if "cudaStream_t" not in params[-1][0] and _base_type(params[-1][0]) in _KNOWN:
+        return False, "the last launcher parameter must be the cudaStream_t"
+    return True, "launcher matches the task"
+
+
 #: Every check with its severity, in the order they run.
-CHECKS: list[tuple[Callable[[str], tuple[bool, str]], Severity]] = [
+CHECKS: list[tuple[Callable[[str | Subject], tuple[bool, str]], Severity]] = [
+    (check_preprocesses, "hard"),
     (check_defines_kernel, "hard"),
     (check_no_library_delegation, "hard"),
     (check_no_fallback, "hard"),
@@ -328,21 +524,35 @@ CHECKS: list[tuple[Callable[[str], tuple[bool, str]], Severity]] = [
     (check_no_threads, "hard"),
     (check_no_precision_downgrade, "hard"),
     (check_inputs_not_modified, "hard"),
+    (check_no_host_output, "hard"),
+    (check_launcher_signature, "hard"),
 ]
 
 
-def run_checks(source: str) -> list[CheckResult]:
-    """Run every check on ``source``.
+def run_cuda_checks(source: str, spec: TaskSpec | None = None, *,
+                    embedded: bool = False) -> list[CheckResult]:
+    """Every C/CUDA check on ``source`` (preprocessed once)."""
+    subj = subject(source, spec, embedded=embedded)
+    return [CheckResult(name=check.__name__.removeprefix("check_"), ok=ok, severity=severity,
+                        reason=reason)
+            for check, severity in CHECKS for ok, reason in [check(subj)]]
+
+
+def run_checks(source: str, spec: TaskSpec | None = None) -> list[CheckResult]:
+    """Run every check on ``source``: Python files get the Python checks, others the CUDA ones.
+
+    Args:
+        source: The program text.
+        spec: Its task, when known (signature and precision checks use it).
 
     Returns:
-        One :class:`CheckResult` per check, in :data:`CHECKS` order.
+        One :class:`CheckResult` per check.
     """
-    results = []
-    for check, severity in CHECKS:
-        ok, reason = check(source)
-        results.append(CheckResult(name=check.__name__.removeprefix("check_"), ok=ok,
-                                   severity=severity, reason=reason))
-    return results
+    from structcover.tools.verify.hacking_py import is_python, run_python_checks
+
+    if is_python(source):
+        return run_python_checks(source)
+    return run_cuda_checks(source, spec)
 
 
 def hard_failures(results: list[CheckResult]) -> list[CheckResult]:

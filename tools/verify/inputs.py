@@ -9,12 +9,22 @@ Each argument draws from its own generator seeded by ``(seed, crc32(name))``, so
 argument to a task does not change the data of the others.
 
 Structured generators fill several arguments at once; ``csr`` is the only one so far.
+
+**Inputs that vary.** A program that ignores ``n``, special-cases the tested shape or memorizes
+the outputs for known seeds must fail, so one verification runs ``trials`` different input
+sets, planned from one seed by :func:`plan_trials`: the sizes cycle through the low end of
+every ``TaskSpec.size_ranges`` entry, the high end, and odd sizes drawn between (odd, so never a
+multiple of a power-of-two block size); the input profiles cycle through the task's
+``input_profiles`` (large magnitudes, ties, edge values, specials where the task allows). The
+plan is a pure function of ``(spec, seed, trials)``, so the verdict's seed replays it exactly.
 """
 
 from __future__ import annotations
 
+import secrets
 import zlib
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -94,13 +104,16 @@ def _cast(values: np.ndarray, dtype: str) -> np.ndarray:
     return values.astype(np_dtype)
 
 
-def draw_tensor(arg: TensorArg, shape: tuple[int, ...], seed: int) -> np.ndarray:
-    """Draw one non-structured tensor following its distribution.
+def draw_tensor(arg: TensorArg, shape: tuple[int, ...], seed: int,
+                profile: str = "nominal", large_scale: float = 1000.0) -> np.ndarray:
+    """Draw one non-structured tensor following its distribution and an input profile.
 
     Args:
         arg: The tensor argument (dtype, distribution, low, high).
         shape: Its concrete shape.
         seed: The trial seed.
+        profile: One of :data:`PROFILES` (``nominal`` draws the distribution unchanged).
+        large_scale: Factor ``large`` applies to float bounds.
 
     Returns:
         An array of the argument's storage dtype.
@@ -128,7 +141,149 @@ def draw_tensor(arg: TensorArg, shape: tuple[int, ...], seed: int) -> np.ndarray
         values = rng.integers(low, high, size=shape).astype(np.float64)
     else:
         raise ValueError(f"{arg.name}: distribution {dist!r} must be filled by the task's generator")
+    if profile != "nominal" and dist in ("uniform", "normal", "randint"):
+        values = _apply_profile(values, arg, profile, rng, large_scale)
     return _cast(values, arg.dtype)
+
+
+#: Input profiles a task may list in ``TaskSpec.input_profiles``.
+PROFILES = ("nominal", "large", "ties", "edges", "special", "sparse")
+_FLOATS = {"float32", "float64", "float16", "bfloat16"}
+#: Largest magnitude ``large`` may reach per dtype (stays finite after a few products/sums).
+_LARGE_CAP = {"float16": 2048.0, "bfloat16": 1e6, "float32": 1e6, "float64": 1e12}
+
+
+def _apply_profile(values: np.ndarray, arg: TensorArg, profile: str, rng: np.random.Generator,
+                   large_scale: float) -> np.ndarray:
+    """Reshape nominal draws into ``profile`` (see :data:`PROFILES`); bounds stay respected."""
+    if profile not in PROFILES:
+        raise ValueError(f"{arg.name}: unknown input profile {profile!r}; known: {PROFILES}")
+    if arg.distribution == "normal":
+        low, high = -3.0 * arg.high, 3.0 * arg.high
+    else:
+        low, high = arg.low, arg.high
+    if profile == "large":
+        # Integers keep their range (it usually indexes something); floats grow.
+        if arg.dtype not in _FLOATS:
+            return values
+        scale = min(large_scale, _LARGE_CAP[arg.dtype] / max(abs(low), abs(high), 1e-30))
+        return values * scale
+    if profile == "ties":
+        # A handful of distinct values: equal maxima, duplicate keys, one histogram bin.
+        pool = values.ravel()[:4] if values.size else values.ravel()
+        if pool.size == 0:
+            return values
+        return rng.choice(pool, size=values.shape)
+    if profile == "edges":
+        if arg.distribution == "randint":
+            choices = np.array([np.ceil(low), np.ceil(high) - 1])
+        else:
+            choices = np.array([low, (low + high) / 2, np.nextafter(high, low)])
+        return rng.choice(choices, size=values.shape)
+    if profile == "sparse":
+        # Few nonzero spikes (1 in 256): a program that skips or subsamples elements and
+        # rescales its partial result (an unbiased estimate) is off by whole spikes. Simulated
+        # on reduction sizes, skip-1-in-128-and-rescale misses the fp32 reduction tolerance on
+        # about 96% of such inputs, against about 10% on dense uniform inputs.
+        keep = rng.random(values.shape) < 1 / 256
+        zero = 0.0 if low <= 0.0 <= high else low
+        return np.where(keep, values, zero)
+    if profile == "special":
+        if arg.dtype not in _FLOATS or values.size == 0:
+            return values
+        values = values.copy()
+        flat = values.reshape(-1)
+        specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan])
+        count = max(1, flat.size // 64)
+        where = rng.choice(flat.size, size=min(count, flat.size), replace=False)
+        flat[where] = rng.choice(specials, size=where.size)
+        return values
+    return values
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One planned input set of a verification."""
+
+    seed: int
+    sizes: dict[str, int]
+    profile: str
+
+    def describe(self) -> str:
+        """``seed S, sizes N=…, profile P`` for verdict messages."""
+        sizes = ", ".join(f"{k}={v}" for k, v in self.sizes.items())
+        return f"seed {self.seed}, sizes {sizes or '-'}, profile {self.profile}"
+
+
+def fresh_seed() -> int:
+    """A seed no program can predict (31 bits, from the OS's entropy pool)."""
+    return secrets.randbits(31)
+
+
+def _odd_in(rng: np.random.Generator, low: int, high: int) -> int:
+    """An odd integer in ``[low, high]`` (``low`` itself when the range holds no odd number)."""
+    value = int(rng.integers(low, high + 1))
+    if value % 2 == 0:
+        value = value + 1 if value + 1 <= high else value - 1
+    return value if low <= value <= high else low
+
+
+def size_plan(spec: TaskSpec, seed: int, count: int) -> list[dict[str, int]]:
+    """``count`` size assignments for one verification (see the module doc).
+
+    The first is the low end of every range, the second the high end, the rest odd sizes drawn
+    uniformly in between. Without ``size_ranges`` every entry is the task's own sizes.
+
+    Raises:
+        ValueError: ``count`` < 1, or a drawn size makes a shape expression invalid.
+    """
+    if count < 1:
+        raise ValueError(f"size_plan: count must be >= 1, got {count}")
+    rng = np.random.default_rng([int(seed) & 0xFFFFFFFF, zlib.crc32(b"sizes")])
+    plans: list[dict[str, int]] = []
+    for index in range(count):
+        sizes = dict(spec.sizes)
+        for name, (low, high) in spec.size_ranges.items():
+            sizes[name] = low if index == 0 else high if index == 1 else _odd_in(rng, low, high)
+        if spec.generator == "csr" and "N" in spec.size_ranges and "NNZ" in sizes:
+            # NNZ follows N for the csr generator; a range on NNZ itself would be inconsistent.
+            sizes["NNZ"] = csr_nnz(str(spec.generator_params.get("pattern")), sizes["N"],
+                                   spec.generator_params)
+        for arg in spec.tensors:
+            if any(d < 0 for d in spec.shape_of(arg.name, sizes)):
+                raise ValueError(f"task {spec.task_id}: sizes {sizes} give {arg.name} a negative "
+                                 "dimension; narrow size_ranges")
+        plans.append(sizes)
+    return plans
+
+
+def plan_trials(spec: TaskSpec, seed: int, trials: int, *, vary: bool = True) -> list[Trial]:
+    """The input sets of one verification: per-trial seed, sizes and profile.
+
+    Args:
+        spec: The task.
+        seed: The verification's seed (recorded in the verdict; replays the plan).
+        trials: Number of input sets.
+        vary: False keeps the task's own sizes and the nominal profile for every trial (an
+            explicit ``sizes`` override, or a caller that wants the old fixed behaviour).
+
+    Returns:
+        ``trials`` trials with seeds ``seed, seed+1, …``. Sizes: low end, high end, then
+        odd draws; profiles cycle through ``spec.input_profiles`` starting at the third trial,
+        so the size extremes are always tried on nominal data too.
+    """
+    if trials < 1:
+        raise ValueError(f"trials must be >= 1, got {trials}")
+    if not vary:
+        return [Trial(seed + t, dict(spec.sizes), "nominal") for t in range(trials)]
+    sizes = size_plan(spec, seed, trials)
+    # The size extremes run on nominal data; the other trials cycle the non-nominal profiles.
+    extra = [p for p in spec.input_profiles if p != "nominal"] or ["nominal"]
+    plan = []
+    for t in range(trials):
+        profile = "nominal" if t < 2 else extra[(t - 2) % len(extra)]
+        plan.append(Trial(seed + t, sizes[t], profile))
+    return plan
 
 
 def csr_nnz(pattern: str, n: int, params: dict) -> int:
@@ -199,13 +354,14 @@ GENERATORS: dict[str, Callable[[TaskSpec, dict[str, int], int], dict[str, np.nda
 
 
 def make_inputs(spec: TaskSpec, seed: int, sizes: dict[str, int] | None = None,
-                ) -> dict[str, np.ndarray]:
+                profile: str = "nominal") -> dict[str, np.ndarray]:
     """Build every tensor argument of ``spec`` for one trial.
 
     Args:
         spec: The task.
         seed: Trial seed; the same seed gives bit-identical arrays.
         sizes: Size overrides (the spec's sizes by default).
+        profile: Input profile (:data:`PROFILES`) for the non-structured inputs.
 
     Returns:
         One C-contiguous array per tensor argument, keyed by name, in launcher order. Inputs
@@ -233,5 +389,6 @@ def make_inputs(spec: TaskSpec, seed: int, sizes: dict[str, int] | None = None,
                                  f"fill {arg.name!r}")
             arrays[arg.name] = np.ascontiguousarray(structured[arg.name])
         else:
-            arrays[arg.name] = np.ascontiguousarray(draw_tensor(arg, shape, seed))
+            arrays[arg.name] = np.ascontiguousarray(draw_tensor(arg, shape, seed, profile,
+                                                                spec.large_scale))
     return arrays

@@ -8,7 +8,13 @@ import pytest
 from structcover.schema import TaskSpec
 from structcover.tools.verify.backend import RunResult
 from structcover.tools.verify.compare import compare_output
-from structcover.tools.verify.equivalence import ReferenceCache, check_equivalence
+from structcover.tools.verify.equivalence import ReferenceCache
+from structcover.tools.verify.equivalence import check_equivalence as _check_equivalence
+
+
+def check_equivalence(*args, **kw):  # noqa: ANN002, ANN003, ANN201
+    """The fake backend's "programs" are numpy statements, not CUDA: no anti-hacking checks."""
+    return _check_equivalence(*args, checks=False, **kw)
 
 
 class FakeBackend:
@@ -91,7 +97,7 @@ def test_modified_inputs_rejected():
 @pytest.mark.parametrize("status", ["race", "deadlock", "crash", "timeout", "unsupported",
                                     "compile-error", "rejected", "launch-error"])
 def test_backend_statuses_become_failures(status):
-    v = _check(f"STATUS:{status} something went wrong")
+    v = _check(f"STATUS:{status} axpy.cu:3:1: error: something went wrong")
     assert v.equivalent is False and v.failure == status and "something went wrong" in v.detail
     assert v.compiled is {"compile-error": False, "rejected": None}.get(status, True)
 
@@ -180,7 +186,7 @@ def test_trials_use_distinct_seeds():
     from structcover.tools.verify.inputs import make_inputs
 
     cached = (2 * make_inputs(_spec(), 42)["x"]).tolist()
-    v = _check(f"y[:] = np.array({cached}, dtype=np.float32)")
+    v = _check(f"y[:] = np.array({cached}, dtype=np.float32)", seed=42)
     assert v.equivalent is False and "seed 43" in v.detail
 
 
@@ -210,7 +216,7 @@ def test_batching_backend_gets_one_call_per_program():
     assert backend.batches == [(REF, 5), ("y[:] = x * 2", 5)]
     bad = check_equivalence("STATUS:crash boom", REF, _spec(), backend=backend,
                             cache=ReferenceCache())
-    assert bad.failure == "crash" and "seed 42" in bad.detail
+    assert bad.failure == "crash" and f"seed {bad.seed}" in bad.detail
 
 
 def test_failed_reference_runs_are_not_cached():
@@ -247,3 +253,94 @@ def test_reference_cache_never_mixes_backend_implementations() -> None:
     verdict = check_equivalence("y[:] = x * 2", REF, spec, backend=FakeBackend(), cache=cache,
                                 trials=1)
     assert verdict.equivalent is True
+
+
+# --- inputs that vary (issue 11) ---------------------------------------------------------------
+
+RANGED = dict(size_ranges={"N": [1, 301]})
+
+
+def test_default_seed_is_fresh_recorded_and_replays():
+    # A program memorizing the outputs of the old fixed seeds (42..46) fails without a seed.
+    from structcover.tools.verify.inputs import make_inputs
+
+    cached = (2 * make_inputs(_spec(), 42)["x"]).tolist()
+    cheat = f"y[:] = np.array({cached}, dtype=np.float32)"
+    assert _check(cheat, seed=42, trials=1).equivalent is True  # what the old verifier saw
+    v = _check(cheat, trials=1)
+    assert v.equivalent is False and v.seed is not None and v.seed not in range(42, 47)
+    replay = _check(cheat, trials=1, seed=v.seed)
+    assert replay.seed == v.seed and replay.detail == v.detail
+
+
+def test_every_verification_tries_several_sizes_including_the_ends():
+    seen: list[int] = []
+
+    class Recording(FakeBackend):
+        def run(self, source, spec, inputs, *, sizes=None, timeout_s=60.0):
+            seen.append(sizes["N"])
+            return super().run(source, spec, inputs, sizes=sizes, timeout_s=timeout_s)
+
+    v = check_equivalence("y[:] = x * 2", REF, _spec(**RANGED), backend=Recording(),
+                          cache=ReferenceCache(), trials=5, seed=3)
+    assert v.equivalent is True and "size sets" in v.detail
+    sizes = sorted(set(seen))
+    assert sizes[0] == 1 and sizes[-1] == 301 and len(sizes) >= 3
+    assert all(n % 2 == 1 for n in sizes)  # never a multiple of a power-of-two block size
+
+
+@pytest.mark.parametrize("cheat", [
+    "y[:] = 2 * x if x.size == 256 else y",           # special-cases the nominal size
+    "y[:min(y.size, 256)] = 2 * x[:256]",             # ignores n beyond the nominal size
+    "y[:] = 2 * x\nif y.size % 128: y[-(y.size % 128):] = 0",  # drops the tail
+])
+def test_size_cheats_fail_once_sizes_vary(cheat):
+    assert _check(cheat, trials=5, seed=11).equivalent is True  # one fixed size: passes
+    v = _check(cheat, spec=_spec(**RANGED), trials=5, seed=11)
+    assert v.equivalent is False and "sizes N=" in v.detail
+
+
+def test_explicit_sizes_turn_off_variation():
+    v = _check("y[:] = 2 * x", spec=_spec(**RANGED), sizes={"N": 17}, trials=3, seed=5)
+    assert v.equivalent is True and "over 1 size sets" in v.detail
+
+
+def test_hacking_checks_run_inside_verify_and_a_hard_flag_rejects():
+    calls: list[str] = []
+
+    class Echo(FakeBackend):
+        """Runs the reference whatever the source is (so only the checks can reject)."""
+
+        def run(self, source, spec, inputs, *, sizes=None, timeout_s=60.0):
+            calls.append(source)
+            return super().run(REF, spec, inputs, sizes=sizes, timeout_s=timeout_s)
+
+    kernel = ("__global__ void k(const float* x, float* y, int n) { int i = threadIdx.x; "
+              "if (i < n) y[i] = 2.f * x[i]; }\n")
+    honest = kernel + ('extern "C" int launch(const float* x, float* y, int n, cudaStream_t s) '
+                       '{ k<<<1, 256>>>(x, y, n); return 0; }\n')
+    v = _check_equivalence(honest, REF, _spec(), backend=Echo(), cache=ReferenceCache(),
+                           trials=1, seed=1)
+    assert v.equivalent is True and v.hacking_flags == ["launch_uses_given_stream (warning)"]
+    cheat = honest.replace("{ k<<<", "{ static int calls = 0; ++calls; k<<<")
+    calls.clear()
+    v = _check_equivalence(cheat, REF, _spec(), backend=Echo(), cache=ReferenceCache(),
+                           trials=1, seed=1)
+    assert v.equivalent is False and v.failure == "hacking"
+    assert "no_cached_outputs (hard)" in v.hacking_flags and "static local" in v.detail
+    assert calls == []  # rejected before anything ran
+
+
+def test_compile_log_keeps_only_the_programs_own_diagnostics():
+    from structcover.tools.verify.equivalence import program_diagnostics
+
+    log = ("In file included from axpy.cu:2:\n"
+           "/etc/passwd:1:5: error: 'root' does not name a type\n"
+           "    1 | root:x:0:0:root:/root:/bin/bash\n"
+           "      |     ^\n"
+           "axpy.cu:7:3: error: 'foo' was not declared in this scope\n"
+           "    7 |   foo(x);\n"
+           "/usr/include/stdio.h:12:1: note: declared here\n")
+    kept = program_diagnostics(log, _spec())
+    assert kept == "line 7: error: 'foo' was not declared in this scope"
+    assert "root" not in program_diagnostics(log.replace("axpy.cu:7", "x.cu:7"), _spec())

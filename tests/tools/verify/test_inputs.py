@@ -117,3 +117,100 @@ def test_csr_rejects_inconsistent_nnz():
         make_inputs(_csr_spec("banded", 40, 100, half_width=2), 0)
     with pytest.raises(ValueError, match="per_row"):
         make_inputs(_csr_spec("random", 4, 20, per_row=5), 0)
+
+
+# --- inputs that vary (issue 11) ---------------------------------------------------------------
+
+from structcover.tools.verify.compare import compare_output  # noqa: E402
+from structcover.tools.verify.inputs import PROFILES, plan_trials, size_plan  # noqa: E402
+
+
+def _ranged(**kw) -> TaskSpec:
+    return _spec(sizes={"N": 64}, size_ranges={"N": [3, 1001]}, **kw)
+
+
+def test_size_plan_has_both_ends_and_odd_draws_and_is_seeded():
+    plan = size_plan(_ranged(), seed=9, count=6)
+    assert [p["N"] for p in plan[:2]] == [3, 1001]
+    assert all(3 <= p["N"] <= 1001 and p["N"] % 2 == 1 for p in plan)
+    assert len({p["N"] for p in plan}) >= 4
+    assert size_plan(_ranged(), seed=9, count=6) == plan
+    assert size_plan(_ranged(), seed=10, count=6) != plan
+
+
+def test_plan_cycles_profiles_after_the_size_extremes():
+    spec = _ranged(input_profiles=["large", "ties"])
+    plan = plan_trials(spec, 100, 5)
+    assert [t.seed for t in plan] == [100, 101, 102, 103, 104]
+    assert [t.profile for t in plan] == ["nominal", "nominal", "large", "ties", "large"]
+    fixed = plan_trials(spec, 100, 3, vary=False)
+    assert {t.profile for t in fixed} == {"nominal"} and all(t.sizes == {"N": 64} for t in fixed)
+
+
+def test_size_ranges_are_validated():
+    with pytest.raises(ValueError, match="not a size"):
+        _spec(size_ranges={"M": [1, 4]})
+    with pytest.raises(ValueError, match="low <= high"):
+        _spec(size_ranges={"N": [0, 4]})
+
+
+def test_csr_nnz_follows_a_drawn_n():
+    spec = TaskSpec.model_validate(dict(
+        task_id="spmv", sizes={"N": 10, "NNZ": 28}, size_ranges={"N": [4, 41]},
+        generator="csr", generator_params={"pattern": "banded", "half_width": 1}, args=[
+            {"name": "row_ptr", "dtype": "int32", "shape": ["N+1"], "distribution": "structured"},
+            {"name": "col_idx", "dtype": "int32", "shape": ["NNZ"], "distribution": "structured"},
+            {"name": "vals", "shape": ["NNZ"], "distribution": "structured"},
+            {"name": "y", "shape": ["N"], "role": "output"}]))
+    for sizes in size_plan(spec, 1, 4):
+        arrays = make_inputs(spec, 1, sizes)
+        assert arrays["row_ptr"][-1] == sizes["NNZ"] == csr_nnz("banded", sizes["N"], {"half_width": 1})
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_profiles_shape_the_data(profile):
+    spec = _spec(sizes={"N": 4096})
+    x = make_inputs(spec, 3, profile=profile)["x"].astype(np.float64)
+    nominal = make_inputs(spec, 3)["x"].astype(np.float64)
+    finite = x[np.isfinite(x)]
+    if profile == "nominal":
+        assert np.array_equal(x, nominal)
+    elif profile == "large":
+        assert np.abs(x).max() > 100 and np.abs(x).max() <= 1000
+    elif profile == "ties":
+        assert len(np.unique(x)) <= 4
+    elif profile == "edges":
+        assert set(np.unique(x)) <= {-1.0, 0.0, np.float32(np.nextafter(1.0, -1.0))}
+    elif profile == "special":
+        assert np.isnan(x).any() and np.isinf(x).any() and finite.size > 0.9 * x.size
+    elif profile == "sparse":
+        assert 0 < np.count_nonzero(x) < x.size / 64
+    # integer arguments stay inside their range whatever the profile
+    ints = make_inputs(spec, 3, profile=profile)["i"]
+    assert ints.min() >= 3 and ints.max() < 7
+
+
+@pytest.mark.parametrize("dtype,every", [("float32", 128), ("float64", 128), ("float16", 128),
+                                         ("bfloat16", 64)])  # bf16: 1/128 is one ulp
+@pytest.mark.parametrize("n", [128, 1001, 65537])
+def test_default_tolerance_catches_a_reduction_that_skips_1_in_128(dtype, every, n):
+    from structcover.schema import DEFAULT_TOLERANCE
+    from structcover.tools.verify.inputs import _cast
+
+    atol, rtol = DEFAULT_TOLERANCE[dtype]
+    x = np.random.default_rng(n).uniform(0.0, 1.0, n)
+    full = _cast(np.array([x.sum()]), dtype)
+    skipped = _cast(np.array([x[np.arange(n) % every != every - 1].sum()]), dtype)
+    assert compare_output("out", full, full, dtype, atol, rtol).ok
+    assert not compare_output("out", skipped, full, dtype, atol, rtol).ok
+
+
+def test_mismatch_messages_carry_no_values():
+    ref = np.array([1234.5678, 2.0, 3.0], np.float32)
+    cand = np.array([8765.4321, 2.0, 3.0], np.float32)
+    cmp = compare_output("y", cand, ref, "float32", 1e-4, 1e-4)
+    assert not cmp.ok and cmp.first_mismatch == [0] and "1 of 3" in cmp.detail
+    assert "1234" not in cmp.detail and "8765" not in cmp.detail
+    ints = compare_output("h", np.array([7, 99991], np.int32), np.array([7, 12345], np.int32),
+                          "int32", 0, 0)
+    assert not ints.ok and "12345" not in ints.detail and "99991" not in ints.detail

@@ -1,0 +1,301 @@
+"""Anti-hacking checks for Python (KernelBench-style) programs, on the syntax tree.
+
+A KernelBench program is a Python module whose ``ModelNew.forward`` should call a custom kernel
+(CUDA text in a string compiled by ``load_inline``, or a Triton ``@jit`` function). Regexes
+over such a file are evaded by an import alias (``from torch import matmul as mm``) and, on the
+other side, misfire on honest files (a module-level string holding the CUDA code is not state
+kept between calls). So these checks read the ``ast``: imports and simple assignments give
+every name its dotted target (``mm`` → ``torch.matmul``), and each check asks about resolved
+calls, ``try`` statements, ``global`` state and in-place writes to ``forward``'s arguments. The
+CUDA text the file embeds is checked by the CUDA checks (``hacking.run_cuda_checks``) with
+torch's extension headers allowed.
+
+The results carry the same check names as the CUDA checks, so verdicts and reports read alike.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from structcover.tools.verify.hacking import CHECKS, CheckResult, run_cuda_checks
+
+#: torch names that allocate or describe tensors (harness plumbing, not compute).
+_TORCH_ALLOWED = re.compile(
+    r"^torch\.(?:empty\w*|zeros\w*|ones\w*|full\w*|tensor|as_tensor|from_numpy|arange|"
+    r"float\w*|half|int\w*|long|bool|device|dtype|Tensor|Size|cuda\.current_stream|"
+    r"cuda\.is_available|cuda\.current_device|cuda\.get_device_properties|manual_seed|no_grad|"
+    r"utils\.cpp_extension\.\w+|nn\.Module|nn\.Parameter|nn\.ParameterList|nn\.ModuleList|"
+    r"nn\.init\.\w+|jit\.\w+|compile|is_tensor|numel|get_default_dtype|set_default_dtype)$")
+#: Tensor methods that compute (a call on any receiver counts: the receiver is data).
+_TENSOR_COMPUTE = {
+    "matmul", "mm", "bmm", "addmm", "baddbmm", "einsum", "mv", "dot", "conv1d", "conv2d",
+    "conv3d", "softmax", "log_softmax", "sum", "mean", "var", "std", "norm", "relu", "gelu",
+    "sigmoid", "tanh", "exp", "log", "cumsum", "cumprod", "layer_norm", "linear", "prod",
+    "amax", "amin", "argmax", "argmin", "sort", "topk", "max_pool2d", "avg_pool2d", "clamp",
+    "add", "sub", "mul", "div", "pow", "sqrt", "rsqrt", "abs", "neg", "maximum", "minimum",
+    "where", "masked_fill", "scatter", "gather", "index_select", "transpose_conv2d", "lerp",
+}
+_IN_PLACE_SAFE = {"requires_grad_", "share_memory_"}
+_STATE_DECORATORS = re.compile(r"(?:functools\.)?(?:lru_cache|cache|cached_property)$")
+_TIMING = re.compile(r"^(?:time\.\w+|torch\.cuda\.(?:Event|synchronize|Stream|stream|"
+                     r"set_stream|graph\w*|CUDAGraph|_sleep)|torch\.cuda\.nvtx\.\w+|"
+                     r"timeit\.\w+)$")
+_THREADS = re.compile(r"^(?:threading|multiprocessing|concurrent|subprocess|_thread|asyncio|"
+                      r"os\.(?:fork|system|popen|spawn\w*|exec\w*))(?:\.|$)")
+_HALF = re.compile(r"^torch\.(?:float16|half|bfloat16)$")
+_PRINT = re.compile(r"^(?:print|sys\.stdout\.write|sys\.stderr\.write|os\.write|logging\.\w+|"
+                    r"builtins\.print)$")
+
+
+def is_python(source: str) -> bool:
+    """Whether ``source`` is a Python module (it parses, and is not C with ``#`` lines)."""
+    if re.search(r"__global__|^\s*#\s*include\b", source, re.MULTILINE) and "import " not in source:
+        return False
+    try:
+        ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    return bool(re.search(r"^\s*(?:import|from|def|class)\b", source, re.MULTILINE))
+
+
+class _Names:
+    """Dotted targets of the module's names, from imports and simple aliases."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.alias: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    self.alias[a.asname or a.name.split(".")[0]] = a.name if a.asname else \
+                        a.name.split(".")[0]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                for a in node.names:
+                    self.alias[a.asname or a.name] = f"{node.module}.{a.name}"
+        for _ in range(4):  # `mm = torch.matmul`, `F = torch.nn.functional`, chains of those
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                        isinstance(node.targets[0], ast.Name):
+                    target = self.dotted(node.value)
+                    if target and target.split(".")[0] in ("torch", "time", "threading",
+                                                           "multiprocessing", "subprocess",
+                                                           "os", "functools", "timeit"):
+                        self.alias[node.targets[0].id] = target
+
+    def dotted(self, node: ast.AST) -> str | None:
+        """``torch.nn.functional.relu`` for an attribute chain over a resolved name."""
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name):
+            base = self.alias.get(node.id, node.id)
+            return ".".join([base, *reversed(parts)])
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id == "getattr" and len(node.args) >= 2:
+            inner = self.dotted(node.args[0])
+            return f"{inner}.<getattr>" if inner else None
+        return None
+
+
+def _where(node: ast.AST) -> str:
+    return f"line {getattr(node, 'lineno', '?')}"
+
+
+def _forward_functions(tree: ast.Module) -> list[ast.FunctionDef]:
+    return [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+            and n.name in ("forward", "__call__")]
+
+
+def _embedded_cuda(tree: ast.Module) -> str:
+    """The CUDA text of the module's string constants (joined)."""
+    texts = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
+             and isinstance(n.value, str) and re.search(r"__global__|<<<|#\s*include", n.value)]
+    return "\n".join(texts)
+
+
+def _triton_kernels(tree: ast.Module, names: _Names) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            for dec in node.decorator_list:
+                target = names.dotted(dec.func if isinstance(dec, ast.Call) else dec) or ""
+                if target.startswith("triton.") and target.endswith(("jit", "autotune")):
+                    return True
+    return False
+
+
+def _calls(tree: ast.AST, names: _Names):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            yield node, names.dotted(node.func) or ""
+
+
+def _delegation(tree: ast.Module, names: _Names) -> str | None:
+    for fn in _forward_functions(tree):
+        for node in ast.walk(fn):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+                return f"`@` matrix product in forward ({_where(node)})"
+        for node, target in _calls(fn, names):
+            if target.startswith("torch.") and not _TORCH_ALLOWED.match(target):
+                return f"calls torch op `{target}` in forward ({_where(node)})"
+            if isinstance(node.func, ast.Attribute) and node.func.attr in _TENSOR_COMPUTE and \
+                    not target.startswith(("self.", "math.")):
+                return f"calls tensor method `.{node.func.attr}()` in forward ({_where(node)})"
+    for node, target in _calls(tree, names):
+        if re.match(r"^torch\.nn\.(?!Module$|Parameter$|ParameterList$|ModuleList$|init\.)"
+                    r"[A-Z]\w*$", target):
+            return f"builds torch layer `{target}` ({_where(node)})"
+        if target.endswith("<getattr>") and target.startswith("torch"):
+            return f"looks up a torch function by name ({_where(node)})"
+    return None
+
+
+def _fallback(tree: ast.Module, names: _Names) -> str | None:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try | getattr(ast, "TryStar", ast.Try)):
+            return f"Python try block ({_where(node)})"
+        if isinstance(node, ast.With):
+            for item in node.items:
+                target = names.dotted(item.context_expr.func if isinstance(
+                    item.context_expr, ast.Call) else item.context_expr) or ""
+                if target.endswith(("suppress", "catch_warnings")):
+                    return f"suppresses errors with `{target}` ({_where(node)})"
+    for node, target in _calls(tree, names):
+        last = target.rsplit(".", 1)[-1]
+        if re.search(r"[Rr]eference|[Ff]allback|^ref_|^Model$", last):
+            return f"calls a reference/fallback `{last}` ({_where(node)})"
+    return None
+
+
+def _cached_state(tree: ast.Module, names: _Names) -> str | None:
+    mutable_globals = set()
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict | ast.List | ast.Set
+                                                        | ast.DictComp | ast.ListComp):
+            mutable_globals |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
+                names.dotted(node.value.func) in ("dict", "list", "set",
+                                                  "collections.OrderedDict",
+                                                  "collections.defaultdict"):
+            mutable_globals |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for dec in fn.decorator_list:
+            target = names.dotted(dec.func if isinstance(dec, ast.Call) else dec) or ""
+            if _STATE_DECORATORS.search(target):
+                return f"memoizing decorator `{target}` on `{fn.name}` ({_where(fn)})"
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Global | ast.Nonlocal):
+                return f"`{type(node).__name__.lower()}` state in `{fn.name}` ({_where(node)})"
+            if isinstance(node, ast.Name) and node.id in mutable_globals:
+                return f"function `{fn.name}` uses module-level container `{node.id}` ({_where(node)})"
+        if fn.name in ("forward", "__call__"):
+            for node in ast.walk(fn):
+                targets = node.targets if isinstance(node, ast.Assign) else \
+                    [node.target] if isinstance(node, ast.AugAssign | ast.AnnAssign) else []
+                for t in targets:
+                    root = t
+                    while isinstance(root, ast.Attribute | ast.Subscript):
+                        root = root.value
+                    if isinstance(root, ast.Name) and root.id == "self":
+                        return f"forward stores state on self ({_where(node)})"
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                        node.func.id == "setattr":
+                    return f"forward stores state with setattr ({_where(node)})"
+    return None
+
+
+def _inputs_modified(tree: ast.Module) -> str | None:
+    for fn in _forward_functions(tree):
+        params = {a.arg for a in fn.args.args[1:]} | {a.arg for a in fn.args.kwonlyargs}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    isinstance(node.func.value, ast.Name) and node.func.value.id in params and \
+                    node.func.attr.endswith("_") and not node.func.attr.startswith("_") and \
+                    node.func.attr not in _IN_PLACE_SAFE:
+                return f"in-place `{node.func.value.id}.{node.func.attr}()` on an input ({_where(node)})"
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, ast.AugAssign) else []
+            for t in targets:
+                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and \
+                        t.value.id in params:
+                    return f"writes into input `{t.value.id}` ({_where(node)})"
+                if isinstance(node, ast.AugAssign) and isinstance(t, ast.Name) and t.id in params:
+                    return f"updates input `{t.id}` in place ({_where(node)})"
+    return None
+
+
+def _first_call(tree: ast.Module, names: _Names, pattern: re.Pattern[str], what: str) -> str | None:
+    for node, target in _calls(tree, names):
+        if pattern.search(target):
+            return f"{what}: `{target}` ({_where(node)})"
+    return None
+
+
+def _imports(tree: ast.Module, pattern: re.Pattern[str], what: str) -> str | None:
+    for node in ast.walk(tree):
+        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        for mod in modules:
+            if pattern.search(mod):
+                return f"{what}: `{mod}` ({_where(node)})"
+    return None
+
+
+def _half(tree: ast.Module, names: _Names) -> str | None:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute | ast.Name) and _HALF.match(names.dotted(node) or ""):
+            return f"uses `{names.dotted(node)}` ({_where(node)})"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in ("half", "bfloat16") and not node.args:
+            return f"casts with `.{node.func.attr}()` ({_where(node)})"
+    return None
+
+
+def _tables(tree: ast.Module) -> str | None:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.List | ast.Tuple | ast.Set):
+            numbers = sum(isinstance(e, ast.Constant) and isinstance(e.value, int | float)
+                          for e in node.elts)
+            if numbers >= 64:
+                return f"literal table of {numbers} numbers ({_where(node)}): possible hard-coded output"
+    return None
+
+
+def run_python_checks(source: str) -> list[CheckResult]:
+    """Every check on a Python program (see the module doc), named like the CUDA checks."""
+    tree = ast.parse(source)
+    names = _Names(tree)
+    cuda = _embedded_cuda(tree)
+    embedded = {r.name: r for r in run_cuda_checks(cuda, embedded=True)} if cuda else {}
+    kernel = bool(cuda and embedded["defines_kernel"].ok) or _triton_kernels(tree, names)
+    python_findings: dict[str, str | None] = {
+        "preprocesses": None,
+        "defines_kernel": None if kernel else
+        "no CUDA __global__ kernel or Triton @jit function is defined",
+        "no_library_delegation": _delegation(tree, names),
+        "no_fallback": _fallback(tree, names),
+        "no_cached_outputs": _cached_state(tree, names),
+        "no_hardcoded_tables": _tables(tree),
+        "device_globals": None,
+        "no_timing_tampering": _first_call(tree, names, _TIMING, "touches timing"),
+        "launch_uses_given_stream": None,
+        "no_threads": _imports(tree, _THREADS, "imports a thread/process module")
+        or _first_call(tree, names, _THREADS, "spawns workers"),
+        "no_precision_downgrade": _half(tree, names),
+        "inputs_not_modified": _inputs_modified(tree),
+        "no_host_output": _first_call(tree, names, _PRINT, "prints"),
+        "launcher_signature": None,
+    }
+    results = []
+    for check, severity in CHECKS:
+        name = check.__name__.removeprefix("check_")
+        found = python_findings.get(name)
+        inner = embedded.get(name)
+        if found is None and inner is not None and not inner.ok and name not in (
+                "defines_kernel", "no_precision_downgrade", "launcher_signature"):
+            found = f"in the embedded CUDA: {inner.reason}"
+        results.append(CheckResult(name=name, ok=found is None, severity=severity,
+                                   reason=found or "nothing found"))
+    return results
