@@ -40,7 +40,8 @@ class VerifySettings(BaseModel):
 
     backend: Literal["auto", "gpu", "cpu", "compile-only"] = "auto"
     trials: int = 5
-    seed: int = 42
+    #: None = a fresh seed per process (recorded in each verdict); set it to replay a verdict.
+    seed: int | None = None
     timeout_s: float = 60.0
     memory_limit_mb: int = 4096
     cache_dir: Path = Path.home() / ".cache" / "structcover" / "emulator"

@@ -62,7 +62,8 @@ def verify(
     backend: str | None = typer.Option(None, "--backend",
                                        help="auto, gpu, cpu or compile-only (default: settings)."),
     trials: int | None = typer.Option(None, "--trials", help="Seeded input sets (default 5)."),
-    seed: int | None = typer.Option(None, "--seed", help="First seed (default 42)."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed to replay a verdict's sizes "
+                                    "and inputs (default: a fresh one, printed)."),
     config: Path | None = typer.Option(None, "--config", help="Settings YAML file."),
     include: list[Path] = typer.Option([], "--include", "-I",
                                        help="A folder of the programs' own headers "
@@ -114,6 +115,7 @@ def _show(verdict: Verdict, as_json: bool) -> None:
     print_table(f"verify {verdict.program_id} ({verdict.task_id})", ["field", "value"], [
         ["backend", verdict.backend], ["compiled", verdict.compiled],
         ["equivalent", verdict.equivalent], ["failure", verdict.failure],
+        ["seed", verdict.seed], ["hacking flags", ", ".join(verdict.hacking_flags) or None],
         ["max abs error", verdict.max_abs_error], ["max rel error", verdict.max_rel_error],
         ["first mismatch", verdict.first_mismatch],
         ["median ms", verdict.timing.median_ms if verdict.timing else None],
