@@ -7,23 +7,17 @@ over them; anything else is reported as unknown and the caller uses a stated def
 
 from __future__ import annotations
 
-import ast
 import functools
-import operator
 import re
 from dataclasses import dataclass
 
 import tree_sitter_cuda
 from tree_sitter import Language, Node, Parser
 
+from structcover.arith import LAUNCH_CALLS, ExprError, eval_int_expr, from_c
+
 #: Block size assumed when a launch's block is not a compile-time constant.
 DEFAULT_BLOCK_SIZE = 256
-
-_INT_SUFFIX = re.compile(r"\b(\d+)(?:[uU][lL]{0,2}|[lL]{1,2}[uU]?)\b")
-_IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
-_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-           ast.FloorDiv: operator.floordiv, ast.Div: operator.floordiv, ast.Mod: operator.mod,
-           ast.LShift: operator.lshift, ast.RShift: operator.rshift}
 
 
 @functools.lru_cache(maxsize=1)
@@ -114,44 +108,13 @@ def _safe_eval(expr: str, table: dict[str, str], depth: int = 0) -> int | None:
     if depth > 16:
         return None
 
-    def substitute(match: re.Match[str]) -> str:
-        name = match.group(0)
-        if name == "dim3":
-            return name
-        if name in table:
-            value = _safe_eval(table[name], table, depth + 1)
-            return "None" if value is None else str(value)
-        return "None"
+    def resolve(name: str) -> int | None:
+        return _safe_eval(table[name], table, depth + 1) if name in table else None
 
-    text = _INT_SUFFIX.sub(r"\1", expr.strip())
-    text = re.sub(r"\(\s*(?:unsigned\s+)?(?:int|size_t|long)\s*\)", "", text)  # C casts
-    text = _IDENT.sub(substitute, text)
     try:
-        tree = ast.parse(text, mode="eval")
-        return _eval_node(tree.body)
-    except (SyntaxError, ValueError, TypeError, ZeroDivisionError, RecursionError):
+        return eval_int_expr(from_c(expr), resolve, calls=LAUNCH_CALLS)
+    except ExprError:
         return None
-
-
-def _eval_node(node: ast.AST) -> int | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int):
-        return node.value
-    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        left, right = _eval_node(node.left), _eval_node(node.right)
-        return None if left is None or right is None else _BINOPS[type(node.op)](left, right)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        value = _eval_node(node.operand)
-        return None if value is None else -value
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-            and node.func.id == "dim3" and 1 <= len(node.args) <= 3):
-        dims = [_eval_node(a) for a in node.args]
-        if any(d is None for d in dims):
-            return None
-        product = 1
-        for d in dims:
-            product *= d  # type: ignore[operator]
-        return product
-    return None
 
 
 def find_launches(source: str) -> list[LaunchSite]:

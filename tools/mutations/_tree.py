@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import tree_sitter as ts
 
+from structcover.arith import ExprError, eval_int_expr, from_c
 from structcover.tools.cuda_ast import parser, walk  # noqa: F401 - walk is re-exported
 
 
@@ -154,14 +155,10 @@ def int_constants(src: Src) -> dict[str, int]:
 
 def eval_int(text: str, consts: dict[str, int]) -> int | None:
     """Value of a constant integer expression over ``consts``; None when not constant."""
-    expr = text.strip()
-    if not re.fullmatch(r"[\w\s+\-*/()]+", expr):
-        return None
     try:
-        value = eval(expr, {"__builtins__": {}}, dict(consts))  # noqa: S307 - arithmetic only
-    except Exception:  # noqa: BLE001 - any unknown name means "not constant"
+        return eval_int_expr(from_c(text), consts)
+    except ExprError:  # an unknown name or anything beyond arithmetic means "not constant"
         return None
-    return int(value) if isinstance(value, int | float) else None
 
 
 def block_dims(src: Src, call: ts.Node) -> tuple[int, ...] | None:
