@@ -65,8 +65,21 @@ class ProgramIndex:
     def reset(self) -> None:
         """Drop the index from disk and start an empty one."""
         self.close()
+        self._forget_system()
         shutil.rmtree(self.path, ignore_errors=True)
         self._open()
+
+    def _forget_system(self) -> None:
+        # A client that failed half-way through opening leaves its broken System cached
+        # under the path; the next client for the path would reuse it. Drop that entry only
+        # (clear_system_cache would close every other store of this process too).
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        with contextlib.suppress(Exception):
+            system = SharedSystemClient._identifier_to_system.pop(str(self.path), None)
+            SharedSystemClient._identifier_to_refcount.pop(str(self.path), None)
+            if system is not None:
+                system.stop()
 
     def ids(self) -> set[str]:
         """Ids of every indexed program."""

@@ -227,3 +227,16 @@ def test_collection_carries_its_own_embedding_function_and_cosine_space(tmp_path
     assert hit["ids"][0] == [recs[3].program_id]
     assert hit["distances"][0][0] == pytest.approx(0.0, abs=1e-5)
     client.close()
+
+
+def test_unreadable_index_is_rebuilt_from_the_ledger(tmp_path: Path) -> None:
+    recs = _programs(30)
+    store = MemoryStore.open(tmp_path / "m")
+    store.add_programs(recs)
+    want = [n.program.program_id for n in store.nearest(recs[4].features, k=3)]
+    store.close()
+    (tmp_path / "m" / "chroma" / "chroma.sqlite3").write_bytes(b"not sqlite" * 500)
+    store = MemoryStore.open(tmp_path / "m")
+    assert any("index unreadable" in r for r in store.repairs)
+    assert [n.program.program_id for n in store.nearest(recs[4].features, k=3)] == want
+    store.close()
