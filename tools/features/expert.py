@@ -297,7 +297,7 @@ def expert_features(facts: Facts, mem: MemoryFacts, resolvers: dict[int, Resolve
                 if acc.space != "shared" or acc.base != arr.name:
                     continue
                 _, idx = _array_base(acc.site.node)
-                if len(idx) == len(arr.dims) and idx[0].type != "number_literal":
+                if len(idx) == len(arr.dims) and _stage_index(func, idx[0]):
                     double_buffer = True
                     stages = max(stages, int(lead))
                     break
@@ -323,6 +323,29 @@ def expert_features(facts: Facts, mem: MemoryFacts, resolvers: dict[int, Resolve
         "sync.grid": any(b"this_grid" in n or n.startswith(b"cudaLaunchCooperativeKernel")
                          or b"grid_group" in n for n in facts.all_calls),
     }
+
+
+def _stage_index(func: Func, idx: Node) -> bool:
+    """The index picks a pipeline stage: it changes from iteration to iteration (a loop
+    variable, a variable reassigned in the function such as ``cur ^= 1``, or a name derived
+    from one), and does not depend on the thread (``As[warp][...]`` is a per-warp slice)."""
+    text = idx.text
+    if b"threadIdx" in text or idx.type == "number_literal":
+        return False
+    names = set(_NAME.findall(text))
+
+    def varying(name: bytes) -> bool:
+        defs = func.defs.get(name, ())
+        return name in func.loop_vars or any(op not in ("decl", "for") for op, _ in defs)
+
+    for name in names:
+        if varying(name):
+            return True
+        defs = func.defs.get(name, ())
+        if any(op == "decl" and any(varying(n) for n in _NAME.findall(v.text))
+               and b"threadIdx" not in v.text for op, v in defs[:1]):
+            return True
+    return False
 
 
 def _warp_tiled(func: Func, accesses: list) -> bool:

@@ -313,9 +313,9 @@ def _classify_site(facts: Facts, func: Func, res: Resolver, site: Site,
     except _Skip:
         return None
     except Indirect:
-        return Access(site, "global", "indirect", store, 1, b"")
+        return Access(site, "global", "indirect", store, _cast_width(node), b"")
     except NotAffine:
-        return Access(site, "global", "unknown", store, 1, b"")
+        return Access(site, "global", "unknown", store, _cast_width(node), b"")
     stride = None
     try:
         poly = dict(off)
@@ -361,6 +361,24 @@ def _shared_access(facts: Facts, func: Func, res: Resolver, site: Site, store: b
         return Access(site, "shared", "indirect", store, width, name)
     except NotAffine:
         return Access(site, "shared", "unknown", store, width, name)
+
+
+def _cast_width(node: Node) -> int:
+    """Lanes of the vector type an access goes through (``reinterpret_cast<float4*>(p)[0]``),
+    read off its base when the offset did not reduce; 1 for scalars."""
+    base = node.child_by_field_id(_F_ARGUMENT)
+    while base is not None and base.type == "parenthesized_expression" and base.named_children:
+        base = base.named_children[-1]
+    if base is None:
+        return 1
+    if base.type == "call_expression":
+        fn = base.child_by_field_id(_F_FUNCTION)
+        if fn is not None and fn.type == "template_function" and fn.text.startswith(_CASTS):
+            return vector_width(fn.text)
+    elif base.type == "cast_expression":
+        tnode = base.child_by_field_id(_F_TYPE)
+        return vector_width(tnode.text) if tnode is not None else 1
+    return 1
 
 
 def lane_stride(poly: Poly) -> float | None:

@@ -1,0 +1,85 @@
+"""Optimization ladders (tests/data/ladders): every step names the features its optimization
+moves (``// moves: FEATURE up|down|= LEVEL``) and the extractor must see each move against the
+previous step (issue 12, "Done when")."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from structcover.tools.features.extract import extract_values
+from structcover.tools.features.registry import BY_NAME
+
+LADDERS = Path(__file__).parents[2] / "data" / "ladders"
+_MOVE = re.compile(r"^//\s*moves:\s*(\S+)\s+(up|down|=\s*\S+)\s*$", re.M)
+
+
+def ladder_steps(name: str) -> list[Path]:
+    """The steps of one ladder, in order."""
+    return sorted((LADDERS / name).glob("[0-9][0-9]_*.cu"))
+
+
+def moves(path: Path) -> list[tuple[str, str]]:
+    """(feature, direction) pairs a step declares."""
+    return [(m.group(1), re.sub(r"\s+", " ", m.group(2))) for m in _MOVE.finditer(path.read_text())]
+
+
+@cache
+def features(path: Path) -> dict:
+    return extract_values(path.read_text())
+
+
+NAMES = ("sgemm", "reduction", "transpose", "softmax")
+STEPS = [(name, i) for name in NAMES for i in range(1, len(ladder_steps(name)))]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_ladders_are_well_formed(name):
+    steps = ladder_steps(name)
+    assert 5 <= len(steps) <= 10
+    assert [int(p.name[:2]) for p in steps] == list(range(1, len(steps) + 1))
+    for step in steps:
+        values = features(step)
+        assert values["parse.error_nodes"] == 0 and not values["parse.extract_error"], step.name
+        assert values["kernel.count"] >= 1
+    assert not moves(steps[0])  # the baseline names no move
+    for step in steps[1:]:
+        declared = moves(step)
+        assert declared, f"{step.name} names no feature it moves"
+        assert all(feature in BY_NAME for feature, _ in declared), declared
+
+
+def _num(value) -> float:
+    return 0.0 if value is None else float(value)
+
+
+@pytest.mark.parametrize(("name", "index"), STEPS, ids=[f"{n}-{i + 1:02d}" for n, i in STEPS])
+def test_each_step_moves_the_feature_it_names(name, index):
+    steps = ladder_steps(name)
+    before, after = features(steps[index - 1]), features(steps[index])
+    for feature, direction in moves(steps[index]):
+        old, new = before[feature], after[feature]
+        where = f"{steps[index].name}: {feature} {old!r} -> {new!r} (declared {direction})"
+        if direction == "up":
+            assert _num(new) > _num(old), where
+        elif direction == "down":
+            assert _num(new) < _num(old), where
+        else:
+            level = direction.split(" ", 1)[1] if " " in direction else direction[1:]
+            expected = {"true": True, "false": False}.get(level, level)
+            assert new == expected and old != expected, where
+
+
+def test_ladders_span_the_structural_patterns():
+    """Across the ladders, each access and reuse level the steps talk about is reached."""
+    seen = {f: {features(p)[f] for n in NAMES for p in ladder_steps(n)}
+            for f in ("pattern.global_access", "pattern.reuse", "pattern.sync",
+                      "pattern.intensity", "pattern.vector_width", "pattern.tensor_cores")}
+    assert {"strided", "mixed", "coalesced"} <= seen["pattern.global_access"]
+    assert {"none", "smem_staging", "smem_tiling", "smem_and_register"} <= seen["pattern.reuse"]
+    assert {"none", "block", "block_and_warp", "atomic_or_grid"} <= seen["pattern.sync"]
+    assert {"low", "medium", "high"} <= seen["pattern.intensity"]
+    assert {"1", "4"} <= seen["pattern.vector_width"] and seen["pattern.tensor_cores"] == {"no", "yes"}
