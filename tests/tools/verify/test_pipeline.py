@@ -149,3 +149,37 @@ def test_reference_resolved_from_the_corpus_and_attempt_record(task, archive) ->
     orphan = spec.model_copy(update={"task_id": "nowhere", "reference": "nope.cu"})
     with pytest.raises(ValueError, match="task nowhere: no reference source"):
         verify_for_bin(ref, orphan, {"pattern.reuse": "none"}, archive, None)
+
+
+@pytest.mark.slow
+def test_cpu_emulator_end_to_end(task, archive) -> None:
+    from structcover.tools.verify.select import get_backend
+
+    spec, ref = task
+    cpu = get_backend("cpu")
+    ok, why = cpu.available()
+    if not ok:
+        pytest.skip(f"CPU emulator unavailable: {why}")
+    good = verify_for_bin(ref, spec, {"pattern.reuse": "none"}, archive, cpu,
+                          equivalence_options={"trials": 2, "seed": 11})
+    assert good.passed and good.backend == "cpu" and good.profile is None, good.feedback
+    # an off-by-one bounds check the policy might write: reads and writes one past the end
+    bad = verify_for_bin(ref.replace("if (i < n)", "if (i <= n)"), spec,
+                         {"pattern.reuse": "none"}, archive, cpu,
+                         equivalence_options={"trials": 2, "seed": 11})
+    assert bad.stage_failed == "equivalence" and not bad.passed, bad.feedback
+
+
+@pytest.mark.gpu
+def test_gpu_backend_profiles(task, archive) -> None:
+    from structcover.tools.verify.gpu_runner import GpuBackend
+
+    gpu = GpuBackend()
+    ok, why = gpu.available()
+    if not ok:
+        pytest.skip(f"no GPU: {why}")
+    spec, ref = task
+    v = verify_for_bin(ref, spec, {"pattern.reuse": "none"}, archive, gpu,
+                       equivalence_options={"trials": 2, "seed": 11})
+    assert v.passed and v.backend == "gpu", v.feedback
+    assert v.profile is not None and v.profile.median_ms > 0 and v.gpu_seconds > 0
