@@ -75,9 +75,10 @@ def test_missing_input_fails_clearly(tmp_path):
 
 def test_compiler_flag_adds_compiler_columns(tmp_path):
     pytest.importorskip("structcover.tools.compiler.features")
-    import shutil
-    if shutil.which("nvcc") is None:
-        pytest.skip("nvcc not on PATH")
+    from structcover.tools.compiler.toolchain import find_nvcc
+
+    if find_nvcc() is None:
+        pytest.skip("nvcc not found (PATH, CUDA_HOME or nvidia-cuda-nvcc wheel)")
     path = tmp_path / "kernel.cu"
     path.write_text(COALESCED)
     result = runner.invoke(app, ["features", str(path), "--json", "--no-cache", "--compiler"])

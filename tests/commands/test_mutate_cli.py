@@ -1,5 +1,4 @@
 import json
-import shutil
 
 import pytest
 from typer.testing import CliRunner
@@ -9,7 +8,7 @@ from structcover.tools.data.corpus import find_task
 from structcover.tools.mutations.stats import OperatorStats, StatsTable, save_stats
 
 runner = CliRunner()
-needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+needs_nvcc = pytest.mark.nvcc
 
 
 def test_list_shows_operators_with_moves_and_recorded_stats(tmp_path):

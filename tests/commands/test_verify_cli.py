@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 
 import numpy as np
 import pytest
@@ -128,7 +127,7 @@ def test_corpus_task_id_uses_corpus_reference(monkeypatch, tmp_path):
     assert family.reference.source in seen["sources"]
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+@pytest.mark.nvcc
 def test_compile_only_backend_reports_compiled_not_equivalent(tmp_path, monkeypatch):
     (tmp_path / "task.yaml").write_text(TASK)
     (tmp_path / "ref.cu").write_text(PROGRAM.format(body="-"))

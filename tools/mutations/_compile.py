@@ -6,12 +6,12 @@ e.g. in chains and statistics runs).
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
 from structcover.schema import content_hash
+from structcover.tools.compiler.toolchain import find_nvcc
 
 _CACHE: dict[str, tuple[bool, str]] = {}
 
@@ -32,13 +32,13 @@ def _via_service(source: str) -> tuple[bool, str] | None:
 
 
 def _via_nvcc(source: str) -> tuple[bool, str]:
-    nvcc = shutil.which("nvcc")
+    nvcc = find_nvcc()  # PATH, CUDA_HOME or the nvidia-cuda-nvcc wheel, like the service
     if nvcc is None:
-        return False, "no compiler: nvcc is not on PATH and the compile service is missing"
+        return False, "no compiler: nvcc not found and the compile service is missing"
     with tempfile.TemporaryDirectory(prefix="sc-mut-") as tmp:
         path = Path(tmp) / "prog.cu"
         path.write_text(source)
-        proc = subprocess.run([nvcc, "-arch=sm_90", "-c", str(path), "-o", str(Path(tmp) / "p.o")],
+        proc = subprocess.run([str(nvcc), "-arch=sm_90", "-c", str(path), "-o", str(Path(tmp) / "p.o")],
                               capture_output=True, text=True, timeout=120)
     return proc.returncode == 0, proc.stderr
 

@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from structcover.schema import TaskSpec
+from structcover.tools.compiler.toolchain import find_nvcc
 from structcover.tools.data.corpus import load_corpus, load_task
 
 DATA = Path(__file__).parent / "data"
@@ -27,8 +27,8 @@ def program(family: str, name: str) -> tuple[str, TaskSpec]:
 
 def _cpu_backend():
     """The sandboxed CPU emulator backend; skips when nvcc or the emulator is missing."""
-    if shutil.which("nvcc") is None:
-        pytest.skip("nvcc is not on PATH: operators cannot check that variants compile")
+    if find_nvcc() is None:
+        pytest.skip("nvcc not found: operators cannot check that variants compile")
     from structcover.config import VerifySettings
     from structcover.tools.verify.select import get_backend
 

@@ -1,4 +1,3 @@
-import shutil
 
 import pytest
 
@@ -31,7 +30,7 @@ def test_unknown_operator_names_the_known_ones():
         get_operator("nope")
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+@pytest.mark.nvcc
 def test_builder_never_keeps_code_that_does_not_compile():
     b = Builder("unroll_pragma", "int x;")
     assert not b.add("__global__ void k() { undefined_name = 1; }")
@@ -67,7 +66,7 @@ def test_stats_record_counts_failures_as_failures(tmp_path):
         load_stats(tmp_path / "bad.json")
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+@pytest.mark.nvcc
 def test_compute_stats_without_backend_counts_variants_as_unverified(tmp_path):
     from structcover.tools.data.corpus import find_task
     from structcover.tools.mutations.stats import compute_stats

@@ -5,7 +5,6 @@ timing statistics on a fake device)."""
 from __future__ import annotations
 
 import ctypes
-import shutil
 
 import numpy as np
 import pytest
@@ -24,7 +23,7 @@ from structcover.tools.verify.inputs import make_inputs
 
 GPU_OK, GPU_WHY = GpuBackend().available()
 needs_gpu = pytest.mark.skipif(not GPU_OK, reason=f"no GPU: {GPU_WHY}")
-needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+needs_nvcc = pytest.mark.nvcc
 
 SCALE = """#include <cuda_runtime.h>
 __global__ void scale(const float* x, float* y, float a, int n) {

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 
 import pytest
 
@@ -34,7 +33,7 @@ def test_auto_prefers_gpu_then_cpu_then_compile_only(monkeypatch):
     assert "gpu: none" in str(info.value) and "cpu: none" in str(info.value)
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+@pytest.mark.nvcc
 def test_compile_only_compiles_and_never_runs(tmp_path):
     from structcover.config import CompilerSettings
 
