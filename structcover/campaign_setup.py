@@ -13,7 +13,13 @@ import pandas as pd
 
 from structcover.agents.diagnoser import Diagnoser
 from structcover.agents.ports import Toolbox
-from structcover.campaign_tools import ArchiveCoverage, RegistryMutate, StoreMemory
+from structcover.campaign_tools import (
+    ArchiveCoverage,
+    RegistryMutate,
+    SerialStore,
+    StoreMemory,
+    finite,
+)
 from structcover.graphs.campaign import CampaignContext, Limits
 from structcover.schema import content_hash
 
@@ -75,7 +81,7 @@ def prepare(data: Path, state_dir: Path, options: CampaignOptions) -> Prepared:
         table=rows, archive=run.archive, proofs=proofs,
         f_star=[f.name for f in d.features if f.selected], drift=_drift(state_dir, n),
         priority={g.bin: (g.priority, g.kind, list(g.reasons)) for g in d.gaps})
-    store = MemoryStore.open(state_dir / "memory")
+    store = SerialStore(lambda: MemoryStore.open(state_dir / "memory"))
     _seed_memory(store, rows, coverage, n)
     memory = StoreMemory(store, coverage)
     from structcover.campaign_bindings import bind_planner, bind_verifier
@@ -155,7 +161,7 @@ def _seed_memory(store: Any, rows: pd.DataFrame, coverage: ArchiveCoverage, n: i
         numeric, levels = numeric_features(values)
         records.append(ProgramRecord(
             task=str(r["task_id"]), source=str(r["program"]),
-            features=numeric, levels=levels, verified=True, round=n, origin="input",
+            features=finite(numeric), levels=levels, verified=True, round=n, origin="input",
             bin_label=coverage.bin_of(values) or None))
     if records:
         store.add_programs(records)

@@ -115,6 +115,44 @@ class ArchiveCoverage:
         return self.labels[i] if i >= 0 else ""
 
 
+def finite(values: dict[str, float]) -> dict[str, float]:
+    """Numeric features without the missing ones (NaN): a missing feature is left out of a
+    memory record rather than stored as NaN, which does not survive a JSON round trip."""
+    return {k: v for k, v in values.items() if v == v}  # noqa: PLR0124 - NaN test
+
+
+class SerialStore:
+    """Runs every call on a store in one dedicated thread.
+
+    The memory store keeps SQLite connections that belong to the thread that opened them,
+    while LangGraph runs the fanned-out targets in a thread pool; routing every call through
+    one worker keeps the store single-threaded (and its writes in one order).
+    """
+
+    def __init__(self, opener: Any) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory")
+        self._store = self._pool.submit(opener).result()
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._store, name)
+        if not callable(attr):
+            return self._pool.submit(getattr, self._store, name).result()
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return self._pool.submit(attr, *args, **kwargs).result()
+
+        return call
+
+    def close(self) -> None:
+        """Close the store in its thread, then stop the thread."""
+        try:
+            self._pool.submit(self._store.close).result()
+        finally:
+            self._pool.shutdown(wait=True)
+
+
 @dataclass
 class StoreMemory:
     """The memory port over :class:`structcover.tools.store.MemoryStore`."""
@@ -186,7 +224,7 @@ class StoreMemory:
         numeric, levels = numeric_features(record["features"])
         self.store.add_programs([ProgramRecord(
             task=record["task"], source=record["source"],
-            features=numeric, levels=levels, verified=True, round=round,
+            features=finite(numeric), levels=levels, verified=True, round=round,
             origin="mutant", bin_label=record["bin"], backend=record["backend"],
             parent_id=record["parent_id"], operators=list(record["operators"]))])
 
