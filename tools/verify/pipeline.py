@@ -31,7 +31,7 @@ from structcover.tools.curation.targets import (
     bin_levels,
     program_bin,
 )
-from structcover.tools.store.models import AttemptRecord
+from structcover.tools.store.models import AttemptOutcome, AttemptRecord
 from structcover.tools.verify.backend import ExecutionBackend
 
 from structcover.schema import CompileStats, TaskSpec, Timing, Verdict, content_hash
@@ -102,8 +102,8 @@ class CandidateVerdict(BaseModel):
     def attempt(self, round: int, *, operators: list[str] | None = None,
                 parent_id: str | None = None) -> AttemptRecord:
         """This verdict as a memory :class:`AttemptRecord` for its target gap."""
-        outcome = ("filled" if self.passed else
-                   "wrong_bin" if self.stage_failed == "structure" else "failed")
+        outcome: AttemptOutcome = ("filled" if self.passed else "wrong_bin"
+                                   if self.stage_failed == "structure" else "failed")
         return AttemptRecord(round=round, outcome=outcome, stage=self.stage_failed or "passed",
                              reason=self.feedback, candidate_id=self.program_id,
                              parent_id=parent_id, operators=list(operators or []),
