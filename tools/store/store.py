@@ -234,6 +234,9 @@ class MemoryStore:
     def record_attempt(self, task: str, bin_label: str, attempt: AttemptRecord) -> None:
         """Record one attempt at a gap (idempotent) and move the gap's status.
 
+        The attempt's id hashes (task, bin, every field): the same attempt replayed after a
+        resume is stored once; set ``candidate_id`` so distinct candidates stay distinct.
+
         An ``open`` gap becomes ``targeted``; an attempt with outcome ``filled`` makes it
         ``filled``. An ``infeasible`` gap keeps its status unless an attempt fills it (which
         disproves the proof; the proof is kept in the history for inspection).
@@ -316,7 +319,13 @@ class MemoryStore:
         self.record_operator_outcomes([outcome])
 
     def record_operator_outcomes(self, outcomes: Iterable[OperatorOutcome]) -> None:
-        """Record operator applications in one atomic write (idempotent per outcome)."""
+        """Record operator applications in one atomic write (idempotent per outcome).
+
+        An outcome's id hashes all its fields, so recording it again after a resume is a
+        no-op — and two applications equal in every field count once. Give each its
+        ``program_id`` (the parent it was applied to) so distinct applications stay distinct,
+        and its ``levels_before``/``levels_after`` so the planner can learn from it.
+        """
         with self._ledger.transaction() as db:
             db.executemany("INSERT OR IGNORE INTO operator_outcomes VALUES (?, ?, ?, ?)",
                            [(o.outcome_id(), o.operator, o.family, o.model_dump_json())
