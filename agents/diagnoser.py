@@ -66,8 +66,8 @@ class Diagnoser:
                 gap["status"] = "infeasible"
                 gap["reasons"] = [*gap["reasons"], f"proven infeasible: {mem.proof}"]
             elif mem.failures and gap["status"] == "open":
-                gap["reasons"] = [*gap["reasons"], f"{len(mem.failures)} failed attempt(s), "
-                                                   f"last: {mem.failures[-1]}"]
+                last = f"{len(mem.failures)} failed attempt(s), last: {mem.failures[-1]}"
+                gap["reasons"] = [*gap["reasons"], last]
             if mem.last_stage == "no-candidate" and gap["status"] == "open":
                 # Synthesis is deterministic: with no (parent, chain) left, a retry repeats it.
                 gap["failures"] = max(gap["failures"], self.max_failures)

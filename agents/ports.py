@@ -87,8 +87,8 @@ class MemoryTool(Protocol):
 class PlannerTool(Protocol):
     """Operator chains that move a program toward a bin."""
 
-    def plan(self, features: dict[str, Any], bounds: dict[str, str], *, seed: int,
-             k: int) -> list[list[str]]:
+    def plan(self, features: dict[str, Any], bounds: dict[str, str], *, seed: int, k: int,
+             family: str = "") -> list[list[str]]:
         """Up to ``k`` chains (1-3 operator names), best first; empty when none helps."""
 
 

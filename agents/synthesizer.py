@@ -54,7 +54,8 @@ class OfflineSynthesisPolicy:
         ranked: list[tuple[int, int, int, Neighbour, list[str]]] = []
         for p, parent in enumerate(neighbours):
             chains = tools.planner.plan(parent.features, target["bounds"], seed=target["seed"],
-                                        k=self.chains_per_parent)
+                                        k=self.chains_per_parent,
+                                        family=tools.family_of.get(target["task"], ""))
             for c, chain in enumerate(chains):
                 ranked.append((int(any(op in bad for op in chain)), p + c, p, parent, chain))
         ranked.sort(key=lambda r: (r[0], r[1], r[2]))

@@ -20,8 +20,8 @@ class PlannerBinding:
         """Ranked operator chains toward ``bounds`` (memory's outcomes included)."""
         from structcover.tools.curation.planner import plan_chains
 
-        chains = plan_chains(features, bounds, seed=seed, k=k, memory=self.store)
-        return [list(getattr(c, "operators", c)) for c in chains]
+        plan = plan_chains(features, bounds, seed=seed, k=k, memory=self.store)
+        return [list(c.operators) for c in plan.chains]
 
 
 @dataclass
@@ -47,13 +47,14 @@ class VerifierBinding:
         return Verdict(ok=bool(v.ok), stage="ok" if v.ok else str(v.stage),
                        reason=str(v.feedback if hasattr(v, "feedback") else v.reason),
                        landed_bin=str(v.landed_bin or ""), backend=str(v.backend or ""),
-                       checks=[str(c) for c in v.passed], features=dict(v.features or {}),
+                       checks=[s.stage for s in v.stages if s.ok],
+                       features=dict(v.features or {}),
                        gpu_seconds=float(getattr(v, "gpu_seconds", 0.0) or 0.0))
 
 
-def bind_planner(store: Any) -> PlannerBinding:
-    """The planner port."""
-    return PlannerBinding(store)
+def bind_planner(store: Any, archive: Any = None) -> PlannerBinding:
+    """The planner port (the archive's dimensions place non-pattern axes)."""
+    return PlannerBinding(store, {d.name: d for d in getattr(archive, "dims", [])})
 
 
 def bind_verifier(coverage: Any, archive: Any, backend: str, settings: Any) -> VerifierBinding:

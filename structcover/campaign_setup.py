@@ -86,7 +86,7 @@ def prepare(data: Path, state_dir: Path, options: CampaignOptions) -> Prepared:
     memory = StoreMemory(store, coverage)
     from structcover.campaign_bindings import bind_planner, bind_verifier
 
-    tools = Toolbox(coverage=coverage, memory=memory, planner=bind_planner(store),
+    tools = Toolbox(coverage=coverage, memory=memory, planner=bind_planner(store, run.archive),
                     mutate=RegistryMutate(),
                     verify=bind_verifier(coverage, run.archive, options.backend, settings),
                     known_ids=_known_ids(rows), family_of=_families(rows))

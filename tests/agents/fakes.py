@@ -121,7 +121,7 @@ class FakeMemory:
 
 class FakePlanner:
     def plan(self, features: dict[str, Any], bounds: dict[str, str], *, seed: int,
-             k: int) -> list[list[str]]:
+             k: int, family: str = "") -> list[list[str]]:
         need = [op for axis, lvl in sorted(bounds.items()) if features.get(axis) != lvl
                 for op, (a, v) in OPS.items() if a == axis and v == lvl]
         return [need] if need else []

@@ -77,7 +77,7 @@ def test_synthesizer_never_repeats_what_memory_tried() -> None:
 
 
 class _TwoChains(FakePlanner):
-    def plan(self, features, bounds, *, seed, k):  # type: ignore[no-untyped-def]
+    def plan(self, features, bounds, *, seed, k, family=""):  # type: ignore[no-untyped-def]
         return [["to_warp"], ["add_block_sync", "to_warp"]][:k]
 
 

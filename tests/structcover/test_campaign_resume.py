@@ -39,7 +39,7 @@ def maybe_die(point):
         os.kill(os.getpid(), signal.SIGKILL)
 
 class Planner:
-    def plan(self, features, bounds, *, seed, k):
+    def plan(self, features, bounds, *, seed, k, family=""):
         target = ",".join(f"{a}={v}" for a, v in sorted(bounds.items()))
         return [[f"toward[{target}]#{i}"] for i in range(3)][:k]
 
@@ -60,7 +60,7 @@ class Verify:
                 "anti-hacking", "equivalence"] if ok else ["compile", "structure"],
                 "features": {}, "gpu_seconds": 0.0}
 
-cb.bind_planner = lambda store: Planner()
+cb.bind_planner = lambda store, archive=None: Planner()
 cb.bind_verifier = lambda coverage, archive, backend, settings: Verify(coverage)
 cs.RegistryMutate = Mutate
 orig = rec.record_result
