@@ -8,20 +8,25 @@ from typing import Any
 
 from structcover.graphs.state import Verdict
 
+#: Pipeline stage names -> the campaign's.
+_STAGE = {"hacking": "anti-hacking"}
+
 
 @dataclass
 class PlannerBinding:
-    """The planner port over ``tools.curation.planner``."""
+    """The planner port over ``tools.curation.planner.plan_chains``."""
 
     store: Any
+    dims: dict[str, Any]
 
-    def plan(self, features: dict[str, Any], bounds: dict[str, str], *, seed: int,
-             k: int) -> list[list[str]]:
-        """Ranked operator chains toward ``bounds`` (memory's outcomes included)."""
-        from structcover.tools.curation.planner import plan_chains
+    def plan(self, features: dict[str, Any], bounds: dict[str, str], *, seed: int, k: int,
+             family: str = "") -> list[list[str]]:
+        """Ranked operator chains toward ``bounds`` (memory's operator outcomes included)."""
+        from structcover.tools.curation.planner import plan_chains  # noqa: PLC0415
 
-        plan = plan_chains(features, bounds, seed=seed, k=k, memory=self.store)
-        return [list(c.operators) for c in plan.chains]
+        plan = plan_chains(features, bounds, family=family or None, dims=self.dims, k=k,
+                           seed=seed, memory=self.store)
+        return [list(c.operators) for c in plan.chains if c.operators]
 
 
 @dataclass
@@ -33,9 +38,9 @@ class VerifierBinding:
     backend: Any
     specs: dict[str, Any]
 
-    def verify(self, source: str, task: str, bin: str) -> Verdict:
+    def verify(self, source: str, task: str, bin: str) -> Verdict:  # noqa: A002
         """One candidate through the pipeline; an unknown task is a failed verdict."""
-        from structcover.tools.verify.pipeline import verify_for_bin
+        from structcover.tools.verify.pipeline import verify_for_bin  # noqa: PLC0415
 
         spec = self.specs.get(task)
         if spec is None:
@@ -44,12 +49,28 @@ class VerifierBinding:
                            reason=f"task {task!r} has no task spec (reference and inputs), "
                                   "so no candidate can be checked for equivalence")
         v = verify_for_bin(source, spec, bin, self.archive, self.backend)
-        return Verdict(ok=bool(v.ok), stage="ok" if v.ok else str(v.stage),
-                       reason=str(v.feedback if hasattr(v, "feedback") else v.reason),
-                       landed_bin=str(v.landed_bin or ""), backend=str(v.backend or ""),
-                       checks=[s.stage for s in v.stages if s.ok],
-                       features=dict(v.features or {}),
-                       gpu_seconds=float(getattr(v, "gpu_seconds", 0.0) or 0.0))
+        backend = v.equivalence.backend if v.equivalence is not None else ""
+        on_gpu = backend == "gpu"
+        return Verdict(ok=bool(v.passed),
+                       stage="ok" if v.passed else _STAGE.get(str(v.stage_failed), "compile"),
+                       reason=v.feedback, landed_bin=str(v.landed_bin or ""), backend=backend,
+                       checks=[_STAGE.get(s.stage, s.stage) for s in v.stages if s.ok],
+                       features=plain(v.features),
+                       gpu_seconds=sum(s.seconds for s in v.stages
+                                       if on_gpu and s.stage in ("equivalence", "profile")))
+
+
+def plain(values: dict[str, Any]) -> dict[str, Any]:
+    """Feature values as plain JSON scalars (the graph state is checkpointed)."""
+    out: dict[str, Any] = {}
+    for k, v in values.items():
+        if hasattr(v, "item") and callable(v.item):
+            v = v.item()
+        if v is None or isinstance(v, str | bool | int):
+            out[k] = v
+        elif isinstance(v, float):
+            out[k] = None if v != v else v  # noqa: PLR0124 - NaN test
+    return out
 
 
 def bind_planner(store: Any, archive: Any = None) -> PlannerBinding:
@@ -59,8 +80,8 @@ def bind_planner(store: Any, archive: Any = None) -> PlannerBinding:
 
 def bind_verifier(coverage: Any, archive: Any, backend: str, settings: Any) -> VerifierBinding:
     """The verification port on the chosen backend, with the corpus task specs."""
-    from structcover.tools.data.corpus import load_corpus
-    from structcover.tools.verify.select import get_backend
+    from structcover.tools.data.corpus import load_corpus  # noqa: PLC0415
+    from structcover.tools.verify.select import get_backend  # noqa: PLC0415
 
     specs = {t.task_id: t for f in load_corpus() for t in f.tasks}
     return VerifierBinding(coverage, archive, get_backend(backend, settings=settings.verify),
