@@ -20,20 +20,26 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import BaseModel
+from structcover.tools.compiler.launches import node_text, parse
+from structcover.tools.verify.hacking_subject import (
+    Subject,
+    as_subject,
+    check_launcher_signature,
+    first_match,
+    launcher_params,
+    line_of,
+    subject,
+)
+from structcover.tools.verify.preprocess import strip_comments
 
 from structcover.schema import TaskSpec, TensorArg
-from structcover.tools.compiler.launches import node_text, parse
-from structcover.tools.verify.preprocess import Preprocessed, preprocess, strip_comments
 
 __all__ = ["CHECKS", "CheckResult", "Subject", "hard_failures", "run_checks", "strip_comments"]
 
 Severity = Literal["hard", "warning"]
-
-_LAUNCHER = re.compile(r'extern\s+"C"\s+[\w\s*]+?\b(\w+)\s*\(([^)]*)\)\s*\{')
 
 
 class CheckResult(BaseModel):
@@ -45,97 +51,13 @@ class CheckResult(BaseModel):
     reason: str
 
 
-@dataclass
-class Subject:
-    """A program as the checks read it (built once per program by :func:`subject`)."""
-
-    source: str
-    pp: Preprocessed
-    spec: TaskSpec | None = None
-    #: CUDA text taken out of a Python (KernelBench) file: torch's extension headers and
-    #: tensor helpers are the harness there, not delegation.
-    embedded: bool = False
-    typedefs: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def passes(self) -> list[str]:
-        """The device and host passes."""
-        return self.pp.passes
-
-
-def subject(source: str, spec: TaskSpec | None = None, *, embedded: bool = False) -> Subject:
-    """Preprocess ``source`` once for every check."""
-    pp = preprocess(source)
-    return Subject(source, pp, spec, embedded, _typedefs(pp.host + "\n" + pp.device))
-
-
-def _subj(program: str | Subject) -> Subject:
-    return program if isinstance(program, Subject) else subject(program)
-
-
-def _line(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
-
-
-def _first(patterns: list[tuple[str, str]], subj: Subject) -> str | None:
-    """The description of the first pattern found in either pass, with what matched."""
-    for text in subj.passes:
-        for pattern, what in patterns:
-            if m := re.search(pattern, text, re.M):
-                return f"{what}: `{m.group(0).strip()[:80]}` (line {_line(text, m.start())})"
-    return None
-
-
-def _typedefs(text: str) -> dict[str, str]:
-    """``typedef T name;`` and ``using name = T;`` aliases, resolved through each other."""
-    table: dict[str, str] = {}
-    for m in re.finditer(r"\btypedef\s+([^;{}()]+?)\s*\b(\w+)\s*;", text):
-        table[m.group(2)] = m.group(1).strip()
-    for m in re.finditer(r"\busing\s+(\w+)\s*=\s*([^;{}]+);", text):
-        table[m.group(1)] = m.group(2).strip()
-    for _ in range(8):  # chains of aliases
-        changed = False
-        for name, target in table.items():
-            new = re.sub(r"\b\w+\b", lambda w, own=name: table.get(w.group(0), w.group(0))
-                         if w.group(0) != own else w.group(0), target)
-            if new != target:
-                table[name], changed = new, True
-        if not changed:
-            break
-    return table
-
-
-def _resolve(ctype: str, typedefs: dict[str, str]) -> str:
-    return re.sub(r"\b\w+\b", lambda w: typedefs.get(w.group(0), w.group(0)), ctype)
-
-
-def _launcher_params(subj: Subject) -> list[tuple[str, str]]:
-    """``(type, name)`` of every parameter of the launcher (the spec's, else ``extern "C"``)."""
-    text = subj.pp.host
-    if subj.spec is not None:
-        pattern = re.compile(rf"\b{re.escape(subj.spec.launcher)}\s*\(([^)]*)\)\s*\{{")
-        matches = [m.group(1) for m in pattern.finditer(text)]
-    else:
-        matches = [m.group(2) for m in _LAUNCHER.finditer(text)]
-    params: list[tuple[str, str]] = []
-    for group in matches[:1]:
-        for part in group.split(","):
-            part = part.strip()
-            if m := re.match(r"(.*?[\s*&])(\w+)\s*(\[\s*\])?$", part):
-                ctype = m.group(1).strip() + (" *" if m.group(3) else "")
-                params.append((_resolve(ctype, subj.typedefs), m.group(2)))
-            elif part and part != "void":
-                params.append((_resolve(part, subj.typedefs), ""))
-    return params
-
-
 # --- the checks ------------------------------------------------------------------------------
 
 # Rationale: a program the preprocessor cannot finish (a macro bomb, gigabytes of expansion)
 # cannot be checked, and would cost the compiler the same. Hard.
 def check_preprocesses(program: str | Subject) -> tuple[bool, str]:
     """The preprocessor finishes within its time, memory and output limits."""
-    subj = _subj(program)
+    subj = as_subject(program)
     if subj.pp.error:
         return False, f"cannot be checked: {subj.pp.error}"
     return True, "preprocessed"
@@ -145,7 +67,7 @@ def check_preprocesses(program: str | Subject) -> tuple[bool, str]:
 # framework calls; a program that is meant to be a custom kernel must define one. Hard.
 def check_defines_kernel(program: str | Subject) -> tuple[bool, str]:
     """A ``__global__`` function with a body must exist (after preprocessing)."""
-    subj = _subj(program)
+    subj = as_subject(program)
     for text in subj.passes:
         if re.search(r"__global__[^;{}]*\([^;{}]*\)\s*(?:const\s*)?\{", text):
             return True, "defines at least one __global__ kernel"
@@ -167,14 +89,14 @@ _LIB_SYMBOL = re.compile(r"\b(?:cublas|cublasLt|cudnn|cufft|cusparse|cusolver|cu
 # algorithms hands the work to the reference library while claiming a custom kernel. Hard.
 def check_no_library_delegation(program: str | Subject) -> tuple[bool, str]:
     """No torch/ATen compute ops, BLAS/DNN/FFT/sparse libraries, CUTLASS, CUB/Thrust device-wide."""
-    subj = _subj(program)
+    subj = as_subject(program)
     for target in subj.pp.includes:
         if subj.embedded and _EXTENSION_HEADERS.match(target):
             continue
         if re.match(rf"^(?:{_LIBRARIES})(?:[/_.]|$)", target.split("/")[0]) or \
                 re.search(r"(?:^|/)(?:cub/device|thrust/)", target):
             return False, f"includes a reference library: `{target}`"
-    found = _first([
+    found = first_match([
         (r"\b(?:cublas|cublasLt|cudnn|cufft|cusparse|cusolver|curand)[A-Z_]\w*\s*\(",
          "calls a CUDA library"),
         (r"\b(?:cblas_\w+|[sd]gemm_)\s*\(", "calls a BLAS library"),
@@ -199,12 +121,12 @@ def check_no_library_delegation(program: str | Subject) -> tuple[bool, str]:
 # the reference implementation and still pass equivalence. Hard.
 def check_no_fallback(program: str | Subject) -> tuple[bool, str]:
     """No try/catch blocks, no calls to a reference or fallback implementation."""
-    found = _first([
+    found = first_match([
         (r"\btry\s*\{", "C++ try block"),
         (r"\bcatch\s*\(", "C++ catch block"),
         (r"\b(?:\w*[Rr]eference\w*|ref_\w+|\w*[Ff]allback\w*)\s*\(", "calls a reference/fallback"),
         (r"\b(?:setjmp|longjmp|sigsetjmp|siglongjmp)\s*\(", "jumps out of a failing path"),
-    ], _subj(program))
+    ], as_subject(program))
     return (False, found) if found else (True, "no fallback paths")
 
 
@@ -238,7 +160,7 @@ def _host_state(text: str) -> str | None:
     return None
 
 
-def _descendants(node, kind: str):  # noqa: ANN001, ANN202
+def _descendants(node, kind: str):
     if node is None:
         return []
     found = []
@@ -256,7 +178,7 @@ def _descendants(node, kind: str):  # noqa: ANN001, ANN202
 # (scratch buffers are allocated per call). Hard.
 def check_no_cached_outputs(program: str | Subject) -> tuple[bool, str]:
     """No static locals in host functions and no mutable host globals (host pass)."""
-    found = _host_state(_subj(program).pp.host)
+    found = _host_state(as_subject(program).pp.host)
     return (False, f"state kept across calls: {found}") if found else (True, "no host state")
 
 
@@ -264,12 +186,12 @@ def check_no_cached_outputs(program: str | Subject) -> tuple[bool, str]:
 # programs have small constant tables (coefficients, twiddles), so this only warns.
 def check_no_hardcoded_tables(program: str | Subject) -> tuple[bool, str]:
     """No initializer with 64 or more numeric literals."""
-    for text in _subj(program).passes:
+    for text in as_subject(program).passes:
         for m in re.finditer(r"=\s*\{([^{}]*)\}", text):
             numbers = re.findall(r"[-+]?\d*\.?\d+(?:[eE][-+]?\d+)?[fF]?", m.group(1))
             if len(numbers) >= 64:
                 return False, (f"literal table of {len(numbers)} numbers (line "
-                               f"{_line(text, m.start())}): possible hard-coded output")
+                               f"{line_of(text, m.start())}): possible hard-coded output")
     return True, "no large literal tables"
 
 
@@ -277,12 +199,12 @@ def check_no_hardcoded_tables(program: str | Subject) -> tuple[bool, str]:
 # counters, but also a place to cache results between calls). Warning.
 def check_device_globals(program: str | Subject) -> tuple[bool, str]:
     """Report non-const ``__device__``/``__managed__`` globals."""
-    for text in _subj(program).passes:
+    for text in as_subject(program).passes:
         m = re.search(r"^\s*(?:static\s+)?__(?:device|managed)__\s+(?!.*\()(?!const\b)[^;]*;",
                       text, re.M)
         if m:
             return False, (f"mutable device global persists across calls: "
-                           f"`{m.group(0).strip()[:80]}` (line {_line(text, m.start())})")
+                           f"`{m.group(0).strip()[:80]}` (line {line_of(text, m.start())})")
     return True, "no mutable device globals"
 
 
@@ -291,8 +213,8 @@ def check_device_globals(program: str | Subject) -> tuple[bool, str]:
 # launches on another stream can hide work from the timer or tamper with it. Hard.
 def check_no_timing_tampering(program: str | Subject) -> tuple[bool, str]:
     """No events, own streams, graphs, device resets, host timers, symbol interposition."""
-    subj = _subj(program)
-    found = _first([
+    subj = as_subject(program)
+    found = first_match([
         (r"\bcudaEvent\w*", "uses CUDA events"),
         (r"\bcudaStream(?:Create|Destroy|WaitEvent|BeginCapture|EndCapture|AddCallback)\w*",
          "manages its own streams"),
@@ -310,7 +232,7 @@ def check_no_timing_tampering(program: str | Subject) -> tuple[bool, str]:
     ], subj)
     if found:
         return False, found
-    stream = next((name for ctype, name in _launcher_params(subj) if "cudaStream_t" in ctype),
+    stream = next((name for ctype, name in launcher_params(subj) if "cudaStream_t" in ctype),
                   None)
     if stream is not None:
         for site in _launch_configs(subj.pp.host):
@@ -343,7 +265,7 @@ def _launch_configs(text: str) -> list[list[str]]:
 # program convention and stream-ordered timing. Warning.
 def check_launch_uses_given_stream(program: str | Subject) -> tuple[bool, str]:
     """Every ``<<<>>>`` launch passes a stream (the launcher's)."""
-    for site in _launch_configs(_subj(program).pp.host):
+    for site in _launch_configs(as_subject(program).pp.host):
         if len(site) < 4:
             return False, (f"launch `<<<{', '.join(s.strip() for s in site)[:60]}>>>` uses the "
                            "default stream")
@@ -354,12 +276,12 @@ def check_launch_uses_given_stream(program: str | Subject) -> tuple[bool, str]:
 # watches and can race ahead of or behind it. Hard.
 def check_no_threads(program: str | Subject) -> tuple[bool, str]:
     """No std::thread/async, pthreads, fork, OpenMP."""
-    subj = _subj(program)
+    subj = as_subject(program)
     for target in subj.pp.includes:
         if re.match(r"^(?:thread|future|pthread\.h|omp\.h|threads\.h|spawn\.h|unistd\.h|"
                     r"sys/wait\.h)$", target):
             return False, f"includes a threading or process header: `{target}`"
-    found = _first([
+    found = first_match([
         (r"\bstd::(?:thread|jthread|async)\b", "spawns a C++ thread"),
         (r"\b(?:pthread_create|thrd_create|posix_spawn\w*|clone3?|system|popen|execv\w*|"
          r"execl\w*)\s*\(", "spawns a thread or process"),
@@ -389,13 +311,13 @@ _HALF_DTYPES = {"float16", "bfloat16"}
 # without a spec, the launcher's) buffers are not half/bf16. Hard.
 def check_no_precision_downgrade(program: str | Subject) -> tuple[bool, str]:
     """No half/bf16 arithmetic when the task's buffers are not half/bf16."""
-    subj = _subj(program)
+    subj = as_subject(program)
     if subj.spec is not None:
         if any(a.dtype in _HALF_DTYPES for a in subj.spec.tensors):
             return True, "the task's buffers are half/bf16"
-    elif any(re.search(rf"\b{_HALF_TYPES}\b", ctype) for ctype, _ in _launcher_params(subj)):
+    elif any(re.search(rf"\b{_HALF_TYPES}\b", ctype) for ctype, _ in launcher_params(subj)):
         return True, "the task's buffers are half/bf16"
-    found = _first(_HALF_USE, subj)
+    found = first_match(_HALF_USE, subj)
     if found:
         return False, f"silent precision downgrade: {found}"
     return True, "no precision downgrade"
@@ -406,18 +328,18 @@ def check_no_precision_downgrade(program: str | Subject) -> tuple[bool, str]:
 # inputs after the call, this catches it before running. Hard.
 def check_inputs_not_modified(program: str | Subject) -> tuple[bool, str]:
     """No const_cast, no const-dropping casts of inputs, no memset/memcpy into inputs."""
-    subj = _subj(program)
-    if found := _first([(r"\bconst_cast\s*<", "casts away const")], subj):
+    subj = as_subject(program)
+    if found := first_match([(r"\bconst_cast\s*<", "casts away const")], subj):
         return False, found
-    inputs = [name for ctype, name in _launcher_params(subj)
+    inputs = [name for ctype, name in launcher_params(subj)
               if ctype.startswith("const") and "*" in ctype and name]
     if subj.spec is not None:
-        params = _launcher_params(subj)
+        params = launcher_params(subj)
         inputs += [params[i][1] for i, a in enumerate(subj.spec.args)
                    if i < len(params) and isinstance(a, TensorArg) and a.role == "input"
                    and params[i][1]]
     for name in dict.fromkeys(inputs):
-        found = _first([
+        found = first_match([
             (rf"\((?!\s*const\b)\s*[\w:]+\s*\*\s*\)\s*{name}\b", f"drops const from input `{name}`"),
             (rf"\b(?:const_cast|reinterpret_cast)\s*<\s*(?!const\b)[\w:\s]+\*\s*>\s*\(\s*{name}\b",
              f"drops const from input `{name}`"),
@@ -444,7 +366,7 @@ def check_no_host_output(program: str | Subject) -> tuple[bool, str]:
                       r"fwrite|perror|syslog|write|dprintf)\s*\(")
     harmless = re.compile(r'^(?:\s*(?:"[^"]*"|stderr|stdout|cudaGetError(?:String|Name)\s*'
                           r'\([^()]*\))\s*(?:,|$))*$')
-    for text in _subj(program).passes:
+    for text in as_subject(program).passes:
         for m in call.finditer(text):
             depth, end = 1, m.end()
             while end < len(text) and depth:
@@ -453,61 +375,10 @@ def check_no_host_output(program: str | Subject) -> tuple[bool, str]:
             args = text[m.end():end - 1]
             if not harmless.match(args.replace("\n", " ")):
                 return False, (f"prints or writes output: `{m.group(0)[:-1].strip()}` "
-                               f"(line {_line(text, m.start())})")
-    found = _first([(r"\bstd::(?:cout|cerr|clog|print|println|puts|printf)\b",
-                     "prints to a stream")], _subj(program))
+                               f"(line {line_of(text, m.start())})")
+    found = first_match([(r"\bstd::(?:cout|cerr|clog|print|println|puts|printf)\b",
+                     "prints to a stream")], as_subject(program))
     return (False, found) if found else (True, "prints nothing")
-
-
-_CTYPE_OF = {"float32": {"float"}, "float64": {"double"}, "float16": {"__half", "half"},
-             "bfloat16": {"__nv_bfloat16", "nv_bfloat16"},
-             "int8": {"signed char", "int8_t", "char"}, "uint8": {"unsigned char", "uint8_t"},
-             "int32": {"int", "int32_t", "signed int", "signed"},
-             "uint32": {"unsigned int", "unsigned", "uint32_t"},
-             "int64": {"long long", "long long int", "int64_t", "long"},
-             "int": {"int", "int32_t", "signed int", "signed"},
-             "long long": {"long long", "long long int", "int64_t", "long"},
-             "unsigned int": {"unsigned int", "unsigned", "uint32_t"},
-             "float": {"float"}, "double": {"double"}}
-_KNOWN = set().union(*_CTYPE_OF.values()) | {"short", "unsigned short", "size_t", "void",
-                                             "unsigned long long", "int16_t", "uint64_t"}
-
-
-def _base_type(ctype: str) -> str:
-    words = re.sub(r"[*&]|\b(?:const|volatile|__restrict__|__restrict|restrict|struct)\b", " ",
-                   ctype).split()
-    return " ".join(words)
-
-
-# Rationale: the harness calls the launcher with the task's arguments in the task's order; a
-# launcher with other parameters reads garbage or reinterprets buffers (a float task read as
-# half). Hard; only with a task spec, and only types it can resolve are compared.
-def check_launcher_signature(program: str | Subject) -> tuple[bool, str]:
-    """The launcher's parameters match the task spec (count, pointer-ness, known types)."""
-    subj = _subj(program)
-    if subj.spec is None or subj.embedded:
-        return True, "no task spec to compare with"
-    params = _launcher_params(subj)
-    if not params:
-        return True, f"no definition of `{subj.spec.launcher}` found to compare"
-    want = len(subj.spec.args) + 1
-    if len(params) != want:
-        return False, (f"launcher `{subj.spec.launcher}` takes {len(params)} parameters; the task "
-                       f"passes {want} ({subj.spec.c_signature()})")
-    for (ctype, name), arg in zip(params, subj.spec.args):
-        pointer = "*" in ctype
-        is_tensor = isinstance(arg, TensorArg)
-        if pointer != is_tensor:
-            return False, (f"parameter `{name}` is {'a pointer' if pointer else 'not a pointer'} "
-                           f"but the task's `{arg.name}` is {'a buffer' if is_tensor else 'a scalar'}")
-        base = _base_type(ctype)
-        expected = _CTYPE_OF[arg.dtype if is_tensor else arg.ctype]  # type: ignore[union-attr]
-        if base in _KNOWN and base not in expected and base != "void":
-            kind = arg.dtype if isinstance(arg, TensorArg) else arg.ctype
-            return False, f"parameter `{name}` has type `{base}`; the task's `{arg.name}` is {kind}"
-    if "cudaStream_t" not in params[-1][0] and _base_type(params[-1][0]) in _KNOWN:
-        return False, "the last launcher parameter must be the cudaStream_t"
-    return True, "launcher matches the task"
 
 
 #: Every check with its severity, in the order they run.

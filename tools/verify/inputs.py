@@ -232,7 +232,8 @@ def size_plan(spec: TaskSpec, seed: int, count: int) -> list[dict[str, int]]:
     """``count`` size assignments for one verification (see the module doc).
 
     The first is the low end of every range, the second the high end, the rest odd sizes drawn
-    uniformly in between. Without ``size_ranges`` every entry is the task's own sizes.
+    uniformly in between (one draw per three further trials, shared by them). Without
+    ``size_ranges`` every entry is the task's own sizes.
 
     Raises:
         ValueError: ``count`` < 1, or a drawn size makes a shape expression invalid.
@@ -240,11 +241,17 @@ def size_plan(spec: TaskSpec, seed: int, count: int) -> list[dict[str, int]]:
     if count < 1:
         raise ValueError(f"size_plan: count must be >= 1, got {count}")
     rng = np.random.default_rng([int(seed) & 0xFFFFFFFF, zlib.crc32(b"sizes")])
+    # Trials of one size run in one sandbox child, so the draws between the ends are shared by
+    # up to three trials (3 size sets for 5 trials): the draw is what a program cannot guess,
+    # the ends are what breaks size assumptions.
+    pool = [{name: _odd_in(rng, low, high) for name, (low, high) in spec.size_ranges.items()}
+            for _ in range(max(1, (count - 2) // 3))]
     plans: list[dict[str, int]] = []
     for index in range(count):
         sizes = dict(spec.sizes)
         for name, (low, high) in spec.size_ranges.items():
-            sizes[name] = low if index == 0 else high if index == 1 else _odd_in(rng, low, high)
+            sizes[name] = low if index == 0 else high if index == 1 else \
+                pool[(index - 2) % len(pool)][name]
         if spec.generator == "csr" and "N" in spec.size_ranges and "NNZ" in sizes:
             # NNZ follows N for the csr generator; a range on NNZ itself would be inconsistent.
             sizes["NNZ"] = csr_nnz(str(spec.generator_params.get("pattern")), sizes["N"],
