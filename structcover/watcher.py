@@ -274,6 +274,10 @@ def watch_once(folder: Path, state: Path, *, complete_when: CompleteWhen = "mark
                 log.error("round %d: failed: %s", round_in.number, exc)
                 outcome.failed[round_in.number] = str(exc)
                 break
+            except Exception as exc:  # a service must outlive one round's bug; the log has it
+                log.exception("round %d: campaign crashed", round_in.number)
+                outcome.failed[round_in.number] = f"campaign crashed: {type(exc).__name__}: {exc}"
+                break
             if out is None:
                 outcome.skipped.append(round_in.number)
             else:

@@ -137,3 +137,20 @@ def test_watcher_killed_mid_round_resumes(tmp_path: Path):
     assert runner.calls == [{"data": rollouts / "round_0.jsonl", "round": 0, "resume": True}]
     assert (state / "curated" / "round_1" / "curated.jsonl").exists()
     assert not any(p.name.endswith(".partial") for p in (state / "curated").iterdir())
+
+
+def test_crashing_campaign_is_a_failed_round_not_a_dead_watcher(tmp_path: Path):
+    rollouts, state = tmp_path / "rollouts", tmp_path / "state"
+    rollouts.mkdir()
+    _write_round(rollouts, 0)
+    _write_round(rollouts, 1)
+
+    def crashing(data, state, opts):  # noqa: ANN001
+        raise TypeError("a bug in the campaign")
+
+    outcome = watch_once(rollouts, state, runner=crashing)
+    assert outcome.failed == {0: "campaign crashed: TypeError: a bug in the campaign"}
+    assert outcome.processed == []  # round 1 waits for round 0
+    runner = RecordingRunner()
+    assert watch_once(rollouts, state, runner=runner).processed == [0, 1]
+    assert runner.calls[0]["resume"] is True
