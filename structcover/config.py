@@ -45,6 +45,9 @@ class VerifySettings(BaseModel):
     timeout_s: float = 60.0
     memory_limit_mb: int = 4096
     cache_dir: Path = Path.home() / ".cache" / "structcover" / "emulator"
+    #: Run untrusted programs without OS isolation where the sandbox (bubblewrap + user
+    #: namespaces) is unavailable; off by default, so such machines refuse them.
+    allow_unsandboxed: bool = False
     #: Folders of the programs' own headers for the GPU (nvcc) and compile-only (NVRTC/nvcc)
     #: backends.
     include_dirs: list[Path] = Field(default_factory=list)

@@ -128,9 +128,26 @@ def check_store(state_dir: Path) -> Check:
                                                   "dependency of the campaign)")
 
 
+def check_sandbox() -> Check:
+    """The OS sandbox (bubblewrap + seccomp) every untrusted compile and run goes through."""
+    try:
+        from structcover.tools.verify.jail import UNSANDBOXED_HINT, jail_status  # noqa: PLC0415
+        ok, why = jail_status()
+    except ImportError as exc:
+        return Check(name="sandbox", ok=False, required=True, detail=f"not importable: {exc}")
+    if ok:
+        return Check(name="sandbox", ok=True, required=True, detail=why)
+    return Check(name="sandbox", ok=False, required=True,
+                 detail=f"{why}; untrusted programs are refused",
+                 how_to_get="apt-get install bubblewrap, and allow unprivileged user namespaces "
+                            "(sysctl kernel.unprivileged_userns_clone=1, or run the container "
+                            "with --security-opt seccomp=unconfined); otherwise "
+                            + UNSANDBOXED_HINT)
+
+
 def run_checks(*, llm_base_url: str | None, state_dir: Path) -> list[Check]:
     """Run every check; none raises."""
     checks: list[Callable[[], Check]] = [
-        check_cxx, check_nvcc, check_nvrtc, check_gpu, check_nvml,
+        check_cxx, check_sandbox, check_nvcc, check_nvrtc, check_gpu, check_nvml,
         lambda: check_llm(llm_base_url), lambda: check_store(state_dir)]
     return [c() for c in checks]

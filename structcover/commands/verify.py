@@ -70,6 +70,10 @@ def verify(
                                        "(repeatable); passed to nvcc and NVRTC, and inlined "
                                        "for the sandboxed backends."),
     as_json: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
+    allow_unsandboxed: bool = typer.Option(
+        False, "--allow-unsandboxed",
+        help="Where the OS sandbox is unavailable (see `structcover doctor`), compile and run "
+             "untrusted programs anyway, with rlimits only. At your own risk."),
 ) -> None:
     """Run CANDIDATE and the reference on the same seeded inputs and compare their outputs.
 
@@ -82,6 +86,10 @@ def verify(
     if not candidate.is_file():
         fail(f"candidate {candidate}: no such file")
     settings = load_settings(config).verify
+    if allow_unsandboxed or settings.allow_unsandboxed:
+        from structcover.tools.verify.jail import set_allow_unsandboxed
+
+        set_allow_unsandboxed(True)
     for folder in include:
         if not folder.is_dir():
             fail(f"--include {folder}: no such directory")

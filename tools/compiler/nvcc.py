@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,18 +38,15 @@ def compile_nvcc(nvcc: Path, source: str, arch: str, timeout_s: float,
         src.write_text(source)
         cmd = [str(nvcc), *nvcc_flags(arch, include_dirs), "-keep", "-keep-dir", str(work),
                "-o", str(work / "program.cubin"), str(src)]
-        proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-        try:
-            out, _ = proc.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, _ = proc.communicate()
+        # Untrusted text: nvcc runs in the jail (read-only toolkit, this folder writable,
+        # memory and time limits); only diagnostics about program.cu come back.
+        from structcover.tools.compiler.jailed import nvcc_in_jail
+
+        rc, log, timed_out = nvcc_in_jail(nvcc, cmd[1:], work, timeout_s, include_dirs)
+        if timed_out:
             return RawCompile(ok=False, timed_out=True,
-                              log=f"compile timed out after {timeout_s:g} s\n"
-                              + out.decode("utf-8", "replace"))
-        log = out.decode("utf-8", "replace").replace(str(src), "program.cu")
-        if proc.returncode != 0:
+                              log=f"compile timed out after {timeout_s:g} s\n{log}")
+        if rc != 0:
             return RawCompile(ok=False, log=log)
         ptx_path = work / "program.ptx"
         return RawCompile(ok=True, log=log,

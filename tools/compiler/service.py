@@ -23,7 +23,8 @@ from structcover.tools.compiler import toolchain
 from structcover.tools.compiler.cache import CompileCache, cache_key
 from structcover.tools.compiler.errors import CompileError, fallback_error, parse_errors
 from structcover.tools.compiler.nvcc import RawCompile, compile_nvcc, nvcc_flags
-from structcover.tools.compiler.nvrtc import compile_nvrtc, nvrtc_options
+from structcover.tools.compiler.jailed import compile_nvrtc_jailed
+from structcover.tools.compiler.nvrtc import nvrtc_options
 from structcover.tools.compiler.ptxas import name_stats, parse_ptxas
 from structcover.tools.compiler.slicing import slice_device_code
 
@@ -154,9 +155,11 @@ def _compile_once(source: str, arch: str, via: str, timeout_s: float,
     sliced = slice_device_code(source, target="nvcc" if via == "nvcc" else "nvrtc",
                                include_dirs=include_dirs)
     if via == "nvrtc":
-        raw = _run_in_child(compile_nvrtc, (sliced.source, _SOURCE_NAME, arch,
-                                            [*include_dirs, *toolchain.cuda_include_dirs()],
-                                            sliced.name_expressions), timeout_s)
+        # NVRTC parses untrusted text: it runs in a jailed child (macro bombs, #include of host
+        # files), never in this process (tools/compiler/jailed.py).
+        dirs = [*include_dirs, *toolchain.cuda_include_dirs()]
+        raw = compile_nvrtc_jailed(sliced.source, _SOURCE_NAME, nvrtc_options(arch, dirs), dirs,
+                                   sliced.name_expressions, timeout_s)
         result = _finish(raw, source, "nvrtc", arch, f"nvrtc {toolchain.nvrtc_version()}",
                          sliced.line_map.to_original)
     else:

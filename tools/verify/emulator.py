@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from structcover.tools.verify import buildcache
+
 RUNTIME_DIR = Path(__file__).parent / "runtime"
 #: No FMA contraction (the GPU contracts; tolerances absorb the difference, but the emulator
 #: should not add its own); no strict aliasing (CUDA code reinterpret_casts to float4); and no
@@ -90,9 +92,30 @@ def _compile(cmd: list[str], timeout_s: float) -> None:
         raise BuildError(proc.stderr or proc.stdout or f"compiler exited with {proc.returncode}")
 
 
+def _compile_untrusted(cmd: list[str], timeout_s: float, *, readable: list[Path],
+                       folder: Path) -> None:
+    """``_compile`` for program text: in the jail (``jail.run_compiler``), 4 GiB per process;
+    only diagnostics about the program and the runtime come back."""
+    from structcover.tools.verify.jail import own_lines, run_compiler
+
+    result = run_compiler(cmd, readable=readable, folder=folder, timeout_s=timeout_s)
+    if result.timed_out:
+        raise BuildError(f"compiler timed out after {timeout_s:.0f} s")
+    if result.returncode != 0:
+        log = (result.stderr or result.stdout).decode("utf-8", "replace")
+        kept = own_lines(log, (str(folder / "program.cpp"), str(RUNTIME_DIR)))
+        sig = result.signal
+        raise BuildError(kept or (f"compiler killed by signal {sig} (memory limit?)" if sig
+                                  else f"compiler exited with {result.returncode}"))
+
+
 def _atomic_build(final: Path, build) -> Path:
-    """Run ``build(tmp_path)`` and rename its output to ``final`` unless someone beat us."""
-    if final.exists():
+    """Run ``build(tmp_path)`` and rename its output to ``final`` unless someone beat us.
+
+    Entries are sealed with their hash (``buildcache``): one whose bytes changed since it was
+    built is built again, never trusted by its name.
+    """
+    if buildcache.verified(final):
         return final
     final.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=final.stem + ".", suffix=final.suffix + ".tmp", dir=final.parent)
@@ -103,6 +126,7 @@ def _atomic_build(final: Path, build) -> Path:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+    buildcache.seal(final)
     return final
 
 
@@ -189,7 +213,7 @@ def build_library(cpp_source: str, cache_dir: Path, timeout_s: float = 300.0) ->
     cache_dir = Path(cache_dir)
     key = hashlib.sha256((runtime_hash(cxx) + "\0" + cpp_source).encode("utf-8", "surrogatepass")).hexdigest()[:24]
     final = cache_dir / f"prog-{key}.so"
-    if final.exists():
+    if buildcache.verified(final):
         return Build(final, True)
     rt = runtime_objects(cache_dir, timeout_s)
     pch = runtime_pch(cache_dir, timeout_s)
@@ -199,11 +223,16 @@ def build_library(cpp_source: str, cache_dir: Path, timeout_s: float = 300.0) ->
         with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
             src = Path(tmp) / "program.cpp"
             src.write_text(cpp_source, encoding="utf-8", errors="surrogatepass")
+            # Untrusted text: g++ runs in the jail, seeing only /usr, the runtime and this folder.
+            lib = Path(tmp) / "program.so"
             try:
-                _compile([cxx, *CXXFLAGS, *LINK_FLAGS, "-I", str(RUNTIME_DIR), *include,
-                          "-o", str(out), str(src), *map(str, rt)], timeout_s)
+                _compile_untrusted([cxx, *CXXFLAGS, *LINK_FLAGS, "-I", str(RUNTIME_DIR), *include,
+                                    "-o", str(lib), str(src), *map(str, rt)], timeout_s,
+                                   readable=[RUNTIME_DIR, *rt, *([pch.parent] if pch else [])],
+                                   folder=Path(tmp))
             except BuildError as exc:
                 raise BuildError(_clean_log(exc.log, str(src))) from None
+            os.replace(lib, out)
 
     return Build(_atomic_build(final, build), False)
 

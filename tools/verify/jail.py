@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["UNSANDBOXED_HINT", "JailLimits", "JailResult", "SandboxUnavailable", "jail_status",
-           "own_lines", "run_compiler", "run_jailed"]
+           "own_lines", "run_compiler", "run_jailed", "set_allow_unsandboxed"]
 
 #: Named in every refusal so the user knows how to opt in.
 UNSANDBOXED_HINT = ("pass --allow-unsandboxed (or set verify.allow_unsandboxed: true) to run "
@@ -238,7 +238,22 @@ def run_jailed(argv: list[str], *, ro: list[Path] = (), rw: list[Path] = (),  # 
     return result
 
 
+_ALLOW_UNSANDBOXED = False
+
+
+def set_allow_unsandboxed(allow: bool) -> None:
+    """Opt this process in (or out) of running untrusted code where no jail is possible.
+
+    The CLI's ``--allow-unsandboxed`` calls it; ``verify.allow_unsandboxed`` in the settings
+    does the same for every process.
+    """
+    global _ALLOW_UNSANDBOXED
+    _ALLOW_UNSANDBOXED = bool(allow)
+
+
 def _settings_allow() -> bool:
+    if _ALLOW_UNSANDBOXED:
+        return True
     from structcover.config import load_settings
 
     return bool(getattr(load_settings().verify, "allow_unsandboxed", False))

@@ -14,16 +14,12 @@ from structcover.config import CompilerSettings, VerifySettings
 from structcover.schema import TaskSpec
 from structcover.tools.verify.backend import ExecutionBackend, RunResult
 from structcover.tools.verify.host_policy import check_host_policy
-from structcover.tools.verify.sandbox import SandboxLimits, run_programs_sandboxed
 
 BACKENDS = ("auto", "gpu", "cpu", "compile-only")
-_CPU_TARGET = "structcover.tools.verify.cpu_backend:run_program"
-#: Extra wall-clock seconds for the child beyond the emulator's own deadline (start-up, I/O).
-_GRACE_S = 10.0
 
 
 class CpuBackend:
-    """The CPU emulator (``cpu_backend.run_program``) run in a sandbox child per call."""
+    """The CPU emulator, compiled and run in the jail (``jailed_cpu``) per call."""
 
     name = "cpu"
 
@@ -51,29 +47,29 @@ class CpuBackend:
         """Policy check, then the emulator in a child with the settings' memory limit.
 
         The emulator's own watchdog gets ``timeout_s`` (it reports stuck kernels as
-        ``timeout`` with detail); the child is killed ``_GRACE_S`` later in case host code hangs.
+        ``timeout`` with detail); the runner is killed ``jailed_cpu.GRACE_S`` later in case
+        host code hangs.
         """
         return self.run_many(source, spec, [inputs], sizes=sizes, timeout_s=timeout_s)[0]
 
     def run_many(self, source: str, spec: TaskSpec, inputs_batch: list[dict[str, np.ndarray]],
                  *, sizes: dict[str, int] | None = None, timeout_s: float | None = None,
                  ) -> list[RunResult]:
-        """Several input sets in one sandbox child (one start-up, one library load).
+        """Several input sets in one jailed runner (one start-up, one library load).
 
         ``timeout_s`` applies to each run; the runs stop after the first non-``ok`` one.
         """
         timeout = timeout_s or self.settings.timeout_s
-        # Build our own runtime (trusted code) outside the child, so the child's clock pays
-        # only for the candidate's build and run.
-        from structcover.tools.verify.emulator import prepare_runtime
+        # The program is compiled and run only inside the jail (bubblewrap + seccomp): see
+        # jailed_cpu.py and docs/SANDBOX.md. The host policy stays as an early, friendly refusal.
+        reasons = check_host_policy(source)
+        if reasons:
+            return [RunResult(status="rejected", backend="cpu",
+                              detail="host policy: " + "; ".join(reasons))]
+        from structcover.tools.verify.jailed_cpu import run_many
 
-        prepare_runtime(self.settings.cache_dir)
-        limits = SandboxLimits(timeout_s=timeout * len(inputs_batch) + _GRACE_S,
-                               memory_limit_mb=self.settings.memory_limit_mb)
-        return run_programs_sandboxed(_CPU_TARGET, source, spec, inputs_batch, sizes=sizes,
-                                      limits=limits, backend="cpu",
-                                      extra={"timeout_s": timeout,
-                                             "cache_dir": str(self.settings.cache_dir)})
+        return run_many(source, spec, inputs_batch, settings=self.settings, sizes=sizes,
+                        timeout_s=timeout)
 
 
 class CompileOnlyBackend:

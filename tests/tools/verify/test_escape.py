@@ -213,3 +213,26 @@ def test_tampered_cache_entry_is_rebuilt(world: World) -> None:
     assert not buildcache.verified(lib)
     _later_verdict_is_right(world)
     assert buildcache.verified(lib)
+
+
+def _compilers() -> list[str]:
+    from structcover.tools.compiler.toolchain import find_nvcc, nvrtc_available
+
+    return [v for v, ok in (("nvcc", find_nvcc() is not None), ("nvrtc", nvrtc_available())) if ok]
+
+
+@pytest.mark.parametrize("via", ["nvcc", "nvrtc"])
+def test_compile_service_applies_the_same_isolation(world: World, via: str) -> None:
+    if via not in _compilers():
+        pytest.skip(f"{via} not installed")
+    from structcover.tools.compiler.service import compile_program
+
+    res = compile_program(world.program("include_host_file"), via=via, use_cache=False,
+                          cache_dir=world.root / "compile-cache", timeout_s=120)
+    assert not res.ok
+    text = res.log + "\n".join(e.message for e in res.errors)
+    assert "root:" not in text and world.secret not in text
+    assert "/etc/passwd" in text  # the refusal names the program's own include line
+    probe = compile_program(world.program("python_capi"), via=via, use_cache=False,
+                            cache_dir=world.root / "compile-cache", timeout_s=120)
+    assert probe.ok and probe.stats, probe.log  # a plain program still compiles in the jail
