@@ -64,6 +64,9 @@ class DiscoverySettings(BaseModel):
     #: 0.02 nats is an R² gain of about 4 % on unseen tasks; smaller gains on a few programs
     #: per task are mostly which-program-is-which, not structure that generalises.
     min_gain: float = 0.02
+    #: Tiers are calibrated on a within-task permutation null: critical = MI above
+    #: max(tau_high, critical_factor x the null's 99th percentile).
+    critical_factor: float = 5.0
     correct_only: bool = True
     normalize_within_task: bool = True
     seed: int = 0

@@ -132,7 +132,8 @@ def discover_command(
         frame = read_table(data)
         kwargs = dict(target=target, normalize_within_task=not pooled and ds.normalize_within_task,
                       correct_only=not all_programs and ds.correct_only, tau_high=ds.tau_high,
-                      tau_low=ds.tau_low, controls=tuple(control),
+                      tau_low=ds.tau_low, critical_factor=ds.critical_factor,
+                      controls=tuple(control),
                       length_control=not no_length_control,
                       seed=ds.seed if seed is None else seed)
         result = discover(frame, **kwargs, round=round_,
@@ -160,6 +161,15 @@ def discover_command(
                  "note"],
                 [(f.name, f.mi, f.mi_pooled, f.mi_controlled, f.tier, f.stability,
                   "yes" if f.selected else "", f.reason) for f in result.features])
+    null = result.settings.null.get("mi_controlled" if result.settings.controls_used else "mi", {})
+    if null:
+        print_table("Tier thresholds from the within-task permutation null (MI of shuffled "
+                    "rewards, nats)", ["kind", "null q50", "null q99", "null max", "tau_low",
+                                      "tau_high"],
+                    [(k, v["q50"], v["q99"], v["max"],
+                      result.settings.tau_calibrated.get(k, {}).get("low"),
+                      result.settings.tau_calibrated.get(k, {}).get("high"))
+                     for k, v in null.items()])
     if ranking is not None:
         print_table(f"Within-task pairwise accuracy ({ranking.folds}-fold by task, "
                     f"{ranking.pairs} pairs, {ranking.groups} groups)",

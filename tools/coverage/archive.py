@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from structcover.config import ArchiveSettings
+from structcover.tools.coverage.axes import fixed_dimension
 from structcover.tools.coverage.bins import Bound, Dimension, reward_of
 
 from structcover.tools.data.atomic import write_text
@@ -226,7 +227,12 @@ class GridArchive(Archive):
 def build_archive(table: pd.DataFrame, features: list[str], *,
                   settings: ArchiveSettings | None = None, seed: int = 0,
                   frozen_round: int = 0) -> Archive:
-    """Fit and freeze an archive from round-0 data: a grid, or a CVT above the dims limit.
+    """Freeze an archive at round 0: a grid over fixed levels and edges, or a CVT.
+
+    Axes never take their edges from round-0 quantiles (that makes round 0 cover every bin by
+    construction): see :mod:`structcover.tools.coverage.axes`. Round-0 data only gives a
+    non-pattern categorical feature its level set (and seeds a CVT's centroids, used above
+    ``settings.cvt_above_dims`` axes when some are numeric).
 
     Raises:
         ValueError: No features, or a feature missing from the table.
@@ -237,8 +243,16 @@ def build_archive(table: pd.DataFrame, features: list[str], *,
     missing = [f for f in features if f not in table.columns]
     if missing:
         raise ValueError(f"build_archive: feature table lacks {missing}")
-    dims = [Dimension.fit(f, table[f], bins=settings.bins_per_feature) for f in features]
-    if len(dims) > settings.cvt_above_dims:
+    dims = []
+    for f in features:
+        dim = fixed_dimension(f, table[f])
+        if dim is None:
+            raise ValueError(f"build_archive: feature {f!r} has no fixed bins (no values, "
+                             "negative values, or a single level)")
+        dims.append(dim)
+    # Level combinations stay a grid (bins are named by their levels); a CVT only for many
+    # numeric axes.
+    if len(dims) > settings.cvt_above_dims and any(d.kind == "numeric" for d in dims):
         from structcover.tools.coverage.cvt import CVTArchive  # cvt imports this module
 
         return CVTArchive.fit(table, dims=dims, cells=settings.cvt_cells, seed=seed,

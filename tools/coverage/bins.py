@@ -7,6 +7,7 @@ so every later round bins identically and coverage is comparable across rounds.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -31,6 +32,8 @@ class Bound(BaseModel):
         """Plain-English constraint, for prompts: ``smem.tiled = 1`` or ``0.5 <= x < 1``."""
         if self.value is not None:
             return f"{self.feature} = {self.value}"
+        if self.high is None:  # the open last bin of a fixed-edge axis
+            return f"{self.feature} >= {_fmt(self.low)}"
         op = "<=" if self.high_closed else "<"
         return f"{_fmt(self.low)} <= {self.feature} {op} {_fmt(self.high)}"
 
@@ -139,21 +142,23 @@ class Dimension:
         if self.kind == "categorical":
             return self.levels[i]
         lo, hi = self.edges[i], self.edges[min(i + 1, len(self.edges) - 1)]
-        close = "]" if i == self.n_bins - 1 else ")"
+        close = "]" if i == self.n_bins - 1 and math.isfinite(hi) else ")"
         return f"[{_fmt(lo)},{_fmt(hi)}{close}"
 
     def bound(self, i: int) -> Bound:
         """The constraint bin ``i`` puts on this feature."""
         if self.kind == "categorical":
             return Bound(feature=self.name, value=self.levels[i])
+        high = self.edges[min(i + 1, len(self.edges) - 1)]
         return Bound(feature=self.name, low=self.edges[i],
-                     high=self.edges[min(i + 1, len(self.edges) - 1)],
-                     high_closed=i == self.n_bins - 1)
+                     high=high if math.isfinite(high) else None,
+                     high_closed=i == self.n_bins - 1 and math.isfinite(high))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready state."""
+        # An open last edge is stored as "inf" (JSON has no infinity; float("inf") reads it).
         return {"name": self.name, "kind": self.kind, "levels": list(self.levels),
-                "edges": list(self.edges)}
+                "edges": [e if math.isfinite(e) else "inf" for e in self.edges]}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Dimension:

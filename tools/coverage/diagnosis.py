@@ -1,9 +1,12 @@
-"""Coverage diagnosis of one round over the frozen archive (DESIGN.md §5, stage 2).
+"""Coverage diagnosis of one round over the frozen archive (stage 2 of the loop).
 
-Definitions, exactly as the design states them:
+Definitions:
 
-* ``SCov = covered bins / all bins``; a feasibility-adjusted
+* ``SCov = covered bins / all bins``, pooled over tasks; a feasibility-adjusted
   ``covered / (all − proven infeasible)`` only for bins with an accepted proof.
+* Per task (:mod:`per_task`): ``SCov_t = bins task t reaches / (all − bins proven
+  infeasible for t)``; ``scov_task_mean`` is their mean over tasks. Pooled SCov counts a bin
+  when any task reaches it, so it overstates what each task's policy explores.
 * Zero bins: ``count = 0``. Low bins: ``0 < count < ArchiveSettings.low_count``.
 * SRMis, structural entropy and collapse: see :mod:`srmis` and :mod:`entropy`.
 """
@@ -23,6 +26,7 @@ from structcover.tools.coverage.bins import reward_of
 from structcover.tools.coverage.entropy import CollapseReport, EntropyReport, detect_collapse, entropy_report
 from structcover.tools.coverage.feasibility import InfeasibilityProof, RejectedProof, check_proofs
 from structcover.tools.coverage.gaps import Gap, prioritize_gaps
+from structcover.tools.coverage.per_task import TaskCoverage, per_task_coverage
 from structcover.tools.coverage.srmis import SRMisReport, cross_val_predict_structural, mismatch_report, r_perf
 
 
@@ -59,6 +63,10 @@ class Diagnosis(BaseModel):
         default=None, description="covered / (total − proven infeasible); None without proofs")
     bins_total: int
     bins_covered: int
+    scov_task_mean: float | None = Field(
+        default=None, description="mean over tasks of per-task SCov (infeasible bins removed "
+                                  "per task); None without a task column")
+    task_coverage: list[TaskCoverage] = Field(default_factory=list)
     infeasible: list[InfeasibilityProof] = Field(default_factory=list)
     rejected_proofs: list[RejectedProof] = Field(default_factory=list)
     zero_bins: list[str]
@@ -150,6 +158,7 @@ def diagnose(table: pd.DataFrame, archive: Archive, *, discovery: Any | None = N
     ent = entropy_report(idx, axes, arch.features, arch.n_bins)
     collapse = detect_collapse(previous_entropy, ent, rho=settings.collapse_rho,
                                previous_round=previous_round)
+    per_task = per_task_coverage(table, arch, idx)
 
     srm = _srmis(table, arch, discovery, predictor_features, idx, labels, srmis_threshold,
                  seed, notes)
@@ -166,7 +175,9 @@ def diagnose(table: pd.DataFrame, archive: Archive, *, discovery: Any | None = N
     return Diagnosis(round=round, archive_kind=arch.kind, archive_features=arch.features,
                      n_programs=len(table), n_unbinned=int((idx < 0).sum()),
                      scov=n_cov / arch.n_bins, scov_adjusted=adjusted, bins_total=arch.n_bins,
-                     bins_covered=n_cov, infeasible=accepted, rejected_proofs=rejected,
+                     bins_covered=n_cov, task_coverage=per_task,
+                     scov_task_mean=float(np.mean([t.scov for t in per_task])) if per_task
+                     else None, infeasible=accepted, rejected_proofs=rejected,
                      zero_bins=zero, low_bins=low, low_count=settings.low_count, entropy=ent,
                      srmis=srm, collapse=collapse,
                      features=feature_summaries(discovery, arch.features), bins=bins,

@@ -99,7 +99,7 @@ def get_discovery(table: pd.DataFrame, state: Path, n: int, notes: list[str],
     s = settings or DiscoverySettings()
     try:
         found = discover(table, tau_high=s.tau_high, tau_low=s.tau_low, bootstrap=s.bootstrap,
-                         min_gain=s.min_gain,
+                         min_gain=s.min_gain, critical_factor=s.critical_factor,
                          correct_only=s.correct_only, normalize_within_task=s.normalize_within_task,
                          seed=s.seed, round=n)
     except ValueError as exc:
@@ -112,20 +112,37 @@ def get_discovery(table: pd.DataFrame, state: Path, n: int, notes: list[str],
 
 def archive_features(discovery: Any | None, table: pd.DataFrame, notes: list[str],
                      settings: ArchiveSettings | None = None) -> list[str]:
-    """The archive's axes: F*'s critical, structural, stable features, best MI x stability first.
+    """The archive's axes: by default the pattern features that discovery keeps.
 
-    Size and meta measures (``ast.nodes``, code length, language, parse health, pattern
-    counts; see ``features.registry.is_structural``) never span the archive: they separate
-    programs without saying how they are organised. Features kept by fewer than
-    ``settings.min_stability`` of the resamples are left out too, and at most
-    ``settings.max_dims`` axes are kept so the grid stays readable. When nothing critical
-    qualifies, the moderate tier of F* is used, then F* as is, then every feature column.
+    Pattern features (:data:`structcover.tools.coverage.axes.PATTERN_AXES`) are what users and
+    prompts name, so their level combinations are the bins. Discovery keeps a pattern
+    feature when it is in F* or in the critical tier (and not confounded); when
+    it keeps none, every pattern feature the table has spans the archive (a note says so),
+    since coverage of the pattern space is the question even where speed does not separate
+    the levels. Without pattern features, the older rule applies: F*'s critical, structural,
+    stable features (``settings.max_dims`` of them, best MI x stability first) on fixed edges;
+    size and meta measures never span the archive.
     """
+    from structcover.tools.coverage.axes import PATTERN_AXES  # noqa: PLC0415
     from structcover.tools.features.registry import is_structural  # noqa: PLC0415
 
     s = settings or ArchiveSettings()
+    patterns = [f for f in PATTERN_AXES if f in table.columns and table[f].notna().any()]
+    by = {f.name: f for f in discovery.features} if discovery is not None else {}
+    if patterns:
+        f_star = set(discovery.f_star) if discovery is not None else set()
+        kept = [f for f in patterns if f in by and (f in f_star or (
+            by[f].tier == "critical" and not getattr(by[f], "confounded", False)))]
+        if kept:
+            left = [f for f in patterns if f not in kept]
+            notes.append(f"archive spans the pattern features discovery keeps: {kept}"
+                         + (f"; not kept: {left}" if left else ""))
+            return kept
+        notes.append("discovery keeps no pattern feature"
+                     + (" (no discovery)" if discovery is None else "")
+                     + f": the archive spans every pattern feature present, {patterns}")
+        return patterns
     if discovery is not None:
-        by = {f.name: f for f in discovery.features}
         f_star = [f for f in discovery.f_star if f in table.columns and f in by]
         for tiers in (("critical",), ("critical", "moderate")):
             ok = [f for f in f_star if by[f].tier in tiers and is_structural(f)
@@ -137,23 +154,26 @@ def archive_features(discovery: Any | None, table: pd.DataFrame, notes: list[str
                     notes.append(f"archive spans {ok[:s.max_dims]}; left out of it: "
                                  + ", ".join(f"{f} ({_why(by[f], s, ok, table)})" for f in dropped))
                 return ok[:s.max_dims]
-        if f_star:
+        splitting = [f for f in f_star if _splits(table[f], s)]
+        if splitting:
             notes.append("no stable structural feature in F*: the archive spans F* "
                          f"(first {s.max_dims})")
-            return ([f for f in f_star if _splits(table[f], s)] or f_star)[:s.max_dims]
-    cols = [c for c in feature_columns(table) if table[c].notna().any()]
-    notes.append(f"archive spans all {len(cols)} supplied feature columns (no F*)")
-    return cols
+            return splitting[:s.max_dims]
+    cols = [c for c in feature_columns(table) if is_structural(c) and _splits(table[c], s)]
+    notes.append(f"archive spans the first {s.max_dims} of {len(cols)} structural feature "
+                 "columns with fixed bins (no usable F*)")
+    return cols[:s.max_dims]
 
 
 def _splits(values: pd.Series, s: ArchiveSettings) -> bool:
-    """Whether the feature's frozen levels/edges give at least two bins (else a dead axis)."""
-    from structcover.tools.coverage.bins import Dimension  # noqa: PLC0415
+    """Whether the feature has fixed bins and round 0 fills at least two (else a dead axis)."""
+    from structcover.tools.coverage.axes import fixed_dimension  # noqa: PLC0415
 
-    try:
-        return Dimension.fit(str(values.name), values, bins=s.bins_per_feature).n_bins >= 2
-    except ValueError:
+    dim = fixed_dimension(str(values.name), values)
+    if dim is None:
         return False
+    idx = dim.index(values)
+    return len(set(idx[idx >= 0].tolist())) >= 2
 
 
 def _why(f: Any, s: ArchiveSettings, ok: list[str], table: pd.DataFrame) -> str:

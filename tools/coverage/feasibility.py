@@ -64,7 +64,8 @@ def _matches(bound, value) -> bool:
         x = float(value)
     except (TypeError, ValueError):
         return False
-    return bound.low is not None and bound.high is not None and bound.low <= x <= bound.high
+    # high None: the open last bin of a fixed-edge axis.
+    return bound.low is not None and bound.low <= x and (bound.high is None or x <= bound.high)
 
 
 def check_proofs(proofs: list[InfeasibilityProof], *, labels: set[str], covered: set[str],

@@ -163,35 +163,80 @@ def select_nonredundant(order: list[Column], y: np.ndarray, rows: np.ndarray, *,
     return kept, redundant
 
 
-def noise_floor(columns: list[Column], y: np.ndarray, rows: np.ndarray, *, seed: int,
-                n_jobs: int = 0, quantile: float = 0.99, min_draws: int = 40
-                ) -> dict[str, float]:
-    """The estimator's noise level per feature kind: a high quantile of I(S_i; permuted y).
+def permute_within(y: np.ndarray, groups: np.ndarray | None, rng: np.random.Generator
+                   ) -> np.ndarray:
+    """``y`` shuffled within each group (NaNs stay put): the within-task null of R_perf."""
+    out = y.copy()
+    idx = np.flatnonzero(~np.isnan(y))
+    if groups is None:
+        out[idx] = y[rng.permutation(idx)]
+        return out
+    g = groups[idx]
+    base = idx[np.argsort(g, kind="stable")]  # positions, grouped
+    shuffled = idx[np.lexsort((rng.random(len(idx)), g))]  # same groups, random order inside
+    out[base] = y[shuffled]
+    return out
 
-    The kNN estimate of a zero MI is not zero: at a few thousand rows it often exceeds
-    ``τ_low`` (0.01 nats), and more so for categorical features, so each kind gets its own
-    floor. Permuting y breaks every association while keeping each margin; the 99th
-    percentile keeps the expected number of pure-noise features passing below one in ~60.
-    Each kind is permuted against enough times to give at least ``min_draws`` draws.
+
+def permutation_null(columns: list[Column], y: np.ndarray, rows: np.ndarray, *, seed: int,
+                     groups: np.ndarray | None = None, n_jobs: int = 0, min_draws: int = 40
+                     ) -> dict[str, dict[str, float]]:
+    """The MI each feature kind reaches against rewards shuffled within task.
+
+    Shuffling R_perf among the programs of each task breaks every feature-reward association
+    while keeping each task's reward distribution and every feature's margin, so the MIs
+    measured against it are what the kNN estimator reports for no association at all (at a
+    few thousand rows that is well above zero, more so for categorical features). Each kind
+    is measured against enough shuffles to give at least ``min_draws`` values.
+
+    Args:
+        columns: The candidate features.
+        y: R_perf (NaN = not used).
+        rows: Rows of the estimate.
+        seed: Seeds the shuffles and the estimator.
+        groups: Task code per row (None: shuffle across all rows).
+        n_jobs: Threads for the MI estimates.
+        min_draws: Null values per kind.
 
     Returns:
-        ``{"categorical": floor, "continuous": floor}`` (kinds present only).
+        Per kind (``categorical`` / ``continuous``, present kinds only): ``q50``, ``q95``,
+        ``q99``, ``max`` and ``draws``.
     """
     rng = np.random.default_rng(seed + 7919)
-    ok = rows[~np.isnan(y[rows])]
-    out: dict[str, float] = {}
+    out: dict[str, dict[str, float]] = {}
     for kind, discrete in (("categorical", True), ("continuous", False)):
         cols = [c for c in columns if c.discrete == discrete]
         if not cols:
             continue
         draws: list[float] = []
         for _ in range(max(1, min(5, -(-min_draws // len(cols))))):
-            shuffled = y.copy()
-            shuffled[ok] = rng.permutation(y[ok])
+            shuffled = permute_within(y, groups, rng)
             draws += [v for v in mi_sweep(cols, shuffled, rows, seed=seed, n_jobs=n_jobs)
                       if v is not None]
-        out[kind] = float(np.quantile(draws, quantile)) if draws else 0.0
+        arr = np.asarray(draws or [0.0])
+        out[kind] = {"q50": float(np.quantile(arr, 0.5)), "q95": float(np.quantile(arr, 0.95)),
+                     "q99": float(np.quantile(arr, 0.99)), "max": float(arr.max()),
+                     "draws": float(len(draws))}
     return out
+
+
+def noise_floor(columns: list[Column], y: np.ndarray, rows: np.ndarray, *, seed: int,
+                n_jobs: int = 0, quantile: float = 0.99, min_draws: int = 40,
+                groups: np.ndarray | None = None) -> dict[str, float]:
+    """The estimator's noise level per feature kind: the 99th percentile of the null.
+
+    See :func:`permutation_null` (``groups`` shuffles within task). The 99th percentile keeps
+    the expected number of pure-noise features passing below one in ~60.
+
+    Returns:
+        ``{"categorical": floor, "continuous": floor}`` (kinds present only).
+    """
+    if quantile not in (0.5, 0.95, 0.99):
+        raise ValueError(f"quantile must be 0.5, 0.95 or 0.99, got {quantile}")
+    key = {0.5: "q50", 0.95: "q95", 0.99: "q99"}[quantile]
+    null = permutation_null(columns, y, rows, seed=seed, groups=groups, n_jobs=n_jobs,
+                            min_draws=min_draws)
+    return {kind: stats[key] for kind, stats in null.items()}
 
 
 #: Folds of the grouped cross-validation that judges forward selection.

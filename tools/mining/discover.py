@@ -1,10 +1,24 @@
-"""Stage 1 discovery (DESIGN.md §5): which structural features carry performance, given what.
+"""Stage 1 discovery: which structural features carry performance, given what.
 
 ``I(S_i; R_perf)`` by scikit-learn's kNN estimator, R_perf = log speedup z-scored within task
-(pooled also reported); tiers critical ``I > τ_high``, moderate ``τ_low < I ≤ τ_high``,
-marginal ``I ≤ τ_low``; ``F*`` by greedy forward selection on cross-validated conditional
+(pooled also reported); ``F*`` by greedy forward selection on cross-validated conditional
 information (a feature enters only if it adds information given those already in); stability by
 resampled selection frequency; controls by residualizing R_perf on them within task.
+
+Tiers are calibrated against a within-task permutation null: R_perf is shuffled among the
+programs of each task and the MI of every feature against the shuffled rewards measured
+(:func:`association.permutation_null`, reported as ``settings.null``). Per feature kind,
+
+* ``τ_low = max(tau_low, q99 of the null)``: above it an association is one that shuffled
+  rewards reach in fewer than 1 of 100 draws;
+* ``τ_high = max(tau_high, critical_factor × q99 of the null)``: a critical feature's MI is
+  ``critical_factor`` (default 5) times what noise reaches;
+
+critical ``I > τ_high``, moderate ``τ_low < I ≤ τ_high``, marginal otherwise (the thresholds
+used are ``settings.tau_calibrated``). With controls, tiers use the controlled MI and its own
+null. Meta features (``parse.*``, ``compile.ok``, ``compile.missing_reason``,
+``compile.error``) describe the pipeline, not the program, and are never candidates. A
+feature that duplicates a confounded one is confounded too.
 """
 
 from __future__ import annotations
@@ -21,6 +35,7 @@ from structcover.tools.mining.association import (
     Column,
     mi_sweep,
     noise_floor,
+    permutation_null,
     select_forward,
 )
 
@@ -30,6 +45,15 @@ _DEFAULTS = DiscoverySettings()
 #: replacement, after R_perf is computed on every row): the estimand is unchanged, the
 #: estimator's standard error at 10k rows is ~0.005 nats, below τ_low.
 MI_MAX_ROWS = 10_000
+#: Meta features: how the pipeline saw the program, not its structure; never candidates.
+META_PREFIXES: tuple[str, ...] = ("parse.",)
+META_NAMES: frozenset[str] = frozenset({"compile.ok", "compile.missing_reason",
+                                        "compile.error"})
+
+
+def is_meta(name: str) -> bool:
+    """Whether ``name`` is a meta feature (never a discovery candidate)."""
+    return name in META_NAMES or name.startswith(META_PREFIXES)
 
 
 class FeatureReport(BaseModel):
@@ -83,6 +107,16 @@ class DiscoveryRun(BaseModel):
     noise_floor: dict[str, dict[str, float]] = Field(
         default_factory=dict, description="99th percentile of MI against a permuted target, "
         "per target and feature kind; a feature must exceed max(tau_low, floor) to enter F*")
+    null: dict[str, dict[str, dict[str, float]]] = Field(
+        default_factory=dict, description="MI against R_perf shuffled within task, per target "
+        "and feature kind: q50, q95, q99, max and the number of draws")
+    critical_factor: float = Field(default=_DEFAULTS.critical_factor, description=(
+        "tau_high per kind is max(tau_high, critical_factor x the null's q99)"))
+    tau_calibrated: dict[str, dict[str, float]] = Field(
+        default_factory=dict, description="the tier thresholds used, per feature kind: "
+        "low = max(tau_low, null q99), high = max(tau_high, critical_factor x null q99)")
+    excluded_meta: list[str] = Field(default_factory=list,
+                                     description="meta features left out of the candidates")
     estimator: str = "sklearn mutual_info_regression (Kraskov kNN, k=3; discrete mask)"
     seed: int
 
@@ -210,6 +244,7 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
              correct_only: bool = _DEFAULTS.correct_only, tau_high: float = _DEFAULTS.tau_high,
              tau_low: float = _DEFAULTS.tau_low, bootstrap: int = _DEFAULTS.bootstrap,
              min_gain: float = _DEFAULTS.min_gain,
+             critical_factor: float = _DEFAULTS.critical_factor,
              controls: tuple[str, ...] | list[str] = (), length_control: bool = True,
              seed: int = _DEFAULTS.seed, mi_rows: int = MI_MAX_ROWS, n_jobs: int = 0,
              round: int | None = None) -> Discovery:
@@ -220,11 +255,12 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
         target: ``speedup`` (log taken), ``runtime_ms`` (minus log) or any numeric column.
         normalize_within_task: R_perf z-scored within task (default) or pooled.
         correct_only: Drop incorrect programs (a wrong program's speed means nothing).
-        tau_high: Critical threshold in nats.
-        tau_low: Marginal threshold in nats; also the redundancy threshold.
+        tau_high: Least critical threshold in nats (raised by the null calibration).
+        tau_low: Least marginal threshold in nats (raised by the null calibration).
         bootstrap: Number of resamples for stability (0 = none).
         min_gain: Cross-validated conditional information (nats) a candidate must add,
             given the features already selected, to enter F*.
+        critical_factor: A critical feature's MI exceeds this multiple of the null's q99.
         controls: Columns to control for (e.g. ``policy``); their effect is removed from
             R_perf within task before the controlled MI.
         length_control: Add code length (a length column, or the ``program`` text) as a
@@ -244,9 +280,13 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
     if not 0 <= tau_low < tau_high:
         raise ValueError(f"need 0 <= tau_low < tau_high, got tau_low={tau_low}, "
                          f"tau_high={tau_high}")
+    if critical_factor < 1:
+        raise ValueError(f"critical_factor must be >= 1, got {critical_factor}")
     if bootstrap < 0 or mi_rows < 50:
         raise ValueError(f"bootstrap must be >= 0 and mi_rows >= 50 (got {bootstrap}, {mi_rows})")
     names = [c for c in T.feature_columns(table) if c not in controls]
+    meta = [c for c in names if is_meta(c)]
+    names = [c for c in names if not is_meta(c)]
     if not names:
         raise ValueError("feature table has no feature columns (names containing a dot)")
     frame, raw, dropped = _prepare(table, target, correct_only)
@@ -307,8 +347,19 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
     mi = {kind: sweep(kind, sub) for kind in targets["all"]}
     for kind in mi:  # a duplicate has its representative's association
         mi[kind].update({d: mi[kind][r] for d, r in duplicate_of.items()})
-    floors = {kind: noise_floor(columns, targets["all"][kind], sub, seed=seed, n_jobs=n_jobs)
-              for kind in ("mi", "mi_controlled") if kind in targets["all"]}
+    shuffle_in = tasks if normalize_within_task else None
+    nulls = {kind: permutation_null(columns, targets["all"][kind], sub, seed=seed,
+                                    groups=shuffle_in, n_jobs=n_jobs)
+             for kind in ("mi", "mi_controlled") if kind in targets["all"]}
+    floors = {kind: {k: v["q99"] for k, v in null.items()} for kind, null in nulls.items()}
+    tau_cal = {k: {"low": max(tau_low, v["q99"]),
+                   "high": max(tau_high, critical_factor * v["q99"], tau_low)}
+               for k, v in nulls[key].items()}
+
+    def tier(name: str, discrete: bool, value: float | None) -> Tier:
+        t = tau_cal.get("categorical" if discrete else "continuous",
+                        {"low": tau_low, "high": tau_high})
+        return tier_of(value, t["high"], t["low"])
 
     def bar_of(floor: dict[str, float]) -> dict[str, float]:
         # Per feature: the larger of tau_low and the noise floor of its kind.
@@ -341,18 +392,22 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
         rows = np.sort(rng.choice(pool, size=half, replace=False))
         if half_bar is None:  # the noise floor is higher on smaller samples
             half_bar = bar_of(noise_floor(columns, targets["all"][key], rows, seed=seed,
-                                          n_jobs=n_jobs))
+                                          n_jobs=n_jobs, groups=shuffle_in))
         for name in select(sweep(key, rows), rows, half_bar, explain=False)[0]:
             hits[name] += 1
     vanished = _attribute(columns, mi, bar, targets, tasks, controls=specs, rows=sub,
                           seed=seed, within=normalize_within_task) if used else {}
+    # A duplicate orders the programs exactly like its representative: same confound.
+    vanished.update({d: vanished[r] for d, r in duplicate_of.items() if r in vanished})
     hits.update({d: 0 for d in duplicate_of})
     features = []
     for col in everything:
         n = col.name
         m, mc = mi["mi"][n], mi.get("mi_controlled", {}).get(n)
-        tier = tier_of(m, tau_high, tau_low)
+        ftier = tier(n, col.discrete, mi[key][n])  # with controls: the controlled MI
         confounded = n in vanished
+        t_low = tau_cal.get("categorical" if col.discrete else "continuous",
+                            {"low": tau_low})["low"]
         score = mi[key][n] or 0.0
         if m is None:
             reason = "not measurable: fewer than 20 rows with a value"
@@ -368,9 +423,10 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
         elif n in redundant:
             reason = (f"redundant given {redundant[n][0]}: adds less than min_gain={min_gain} "
                       f"nats to F* out of fold (in-sample info left {redundant[n][1]:.3g})")
-        elif score <= tau_low:
-            reason = f"marginal: I <= tau_low={tau_low}" if key == "mi" else \
-                f"marginal given controls: I={score:.3g} <= tau_low={tau_low}"
+        elif score <= t_low:
+            reason = (f"marginal: I={score:.3g} <= tau_low={t_low:.3g} (within-task "
+                      "permutation null)") if key == "mi" else \
+                f"marginal given controls: I={score:.3g} <= tau_low={t_low:.3g}"
         else:
             reason = (f"not significant: I={score:.3g} is within the estimator's noise floor "
                       f"{bar[key][n]:.3g} at {len(sub)} rows")
@@ -378,8 +434,8 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
         features.append(FeatureReport(
             name=n, kind="categorical" if col.discrete else "continuous",
             applies_to="cuda" if T.is_cuda_feature(n) else "all", rows=rows_with, mi=m, mi_pooled=mi["mi_pooled"][n],
-            mi_controlled=mc, tier=tier,
-            tier_controlled=tier_of(mc, tau_high, tau_low) if used else None,
+            mi_controlled=mc, tier=ftier,
+            tier_controlled=tier(n, col.discrete, mc) if used else None,
             stability=hits[n] / bootstrap if bootstrap else float(n in f_star),
             selected=n in f_star, confounded=confounded, reason=reason))
     features.sort(key=lambda f: -(f.mi or 0.0))
@@ -392,7 +448,8 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
                               controls_requested=list(controls),
                               controls_used=used, controls_missing=missing,
                               length_source=length_source, mi_rows=len(sub), seed=seed,
-                              noise_floor=floors),
+                              noise_floor=floors, null=nulls, critical_factor=critical_factor,
+                              tau_calibrated=tau_cal, excluded_meta=meta),
         counts=DiscoveryCounts(rows_in=len(table), rows_used=int(usable.sum()), dropped=dropped,
                                tasks=int(len(np.unique(tasks[usable]))), languages=langs,
                                non_cuda_rows=int((~T.cuda_mask(table)).sum())))

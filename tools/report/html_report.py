@@ -48,14 +48,81 @@ def pair_heatmaps(archive: Archive, table: pd.DataFrame, features: list[str],
     return out
 
 
+def task_coverage_table(d: Diagnosis, archive: Archive, table: pd.DataFrame,
+                        max_bins: int = 60) -> str:
+    """Programs per task and bin (bins some task reaches), with each task's SCov and proofs.
+
+    Columns are the bins at least one task reaches, most programs first (at most
+    ``max_bins``; the rest are counted in the caption); every other bin is empty for every
+    task and counts in each task's SCov denominator unless proven infeasible for it.
+    """
+    if not d.task_coverage or "task_id" not in table.columns:
+        return "<p>No per-task coverage (the table has no task column).</p>"
+    from structcover.tools.coverage.per_task import task_bin_counts  # noqa: PLC0415
+
+    counts = task_bin_counts(table, archive, archive.index(table))
+    order = counts.sum(axis=0).sort_values(ascending=False, kind="stable").index.tolist()
+    shown = order[:max_bins]
+    top = max(int(counts.to_numpy().max()) if counts.size else 1, 1)
+
+    def head(label: str) -> str:
+        parts = [html.escape(p.split("=", 1)[-1]) for p in _split_label(label, archive)]
+        return f'<th class="bin" title="{html.escape(label)}">{"<br>".join(parts)}</th>'
+
+    def cell(n: int) -> str:
+        if not n:
+            return '<td class="n"></td>'
+        shade = int(235 - 160 * np.log1p(n) / np.log1p(top))
+        return f'<td class="n" style="background: rgb({shade},{shade + 10},255)">{n}</td>'
+
+    rows = []
+    for t in d.task_coverage:
+        proofs = "; ".join(f"{p.bins} bins infeasible: {', '.join(f'{k}={v}' for k, v in p.when.items())}"
+                           f" ({html.escape(p.reason)})"
+                           + (f" [contradicted by {p.contradicted_by} reached bins]"
+                              if p.contradicted_by else "") for p in t.infeasible)
+        line = counts.loc[t.task_id] if t.task_id in counts.index else None
+        cells = "".join(cell(int(line[b]) if line is not None else 0) for b in shown)
+        rows.append(f"<tr><th>{html.escape(t.task_id)}</th><td>{t.scov:.3f}</td>"
+                    f"<td>{t.bins_covered} / {t.bins_feasible}</td>{cells}"
+                    f'<td class="note">{proofs}</td></tr>')
+    axes = " × ".join(html.escape(f) for f in archive.features)
+    more = (f"; {len(order) - len(shown)} more reached bins not shown" if len(order) > len(shown)
+            else "")
+    mean = "n/a" if d.scov_task_mean is None else f"{d.scov_task_mean:.3f}"
+    labels = "".join(head(b) for b in shown)
+    return (f'<p class="note">Axes: {axes} ({archive.n_bins} bins). Per-task SCov = bins the '
+            f"task reaches / bins not proven infeasible for it; mean over tasks {mean}, pooled "
+            f"{d.scov:.3f}. Columns: the {len(shown)} bins some task reaches{more}; level "
+            f"values top to bottom in axis order.</p>"
+            f'<div style="overflow-x:auto"><table class="tc" id="task-coverage"><tr><th>task</th>'
+            f"<th>SCov</th><th>covered / feasible</th>{labels}<th>infeasible (proof)</th></tr>"
+            f"{''.join(rows)}</table></div>")
+
+
+def _split_label(label: str, archive: Archive) -> list[str]:
+    """``f1=a,f2=[0,1)`` -> ``["f1=a", "f2=[0,1)"]``, by the archive's axis names."""
+    names = archive.features
+    out, rest = [], label
+    for i, name in enumerate(names):
+        nxt = f",{names[i + 1]}=" if i + 1 < len(names) else None
+        cut = rest.find(nxt) if nxt else -1
+        out.append(rest if cut < 0 else rest[:cut])
+        rest = "" if cut < 0 else rest[cut + 1:]
+    return out
+
+
 def _kpis(d: Diagnosis) -> str:
-    items = [("SCov", f"{d.scov:.3f}"), ("bins covered", f"{d.bins_covered} / {d.bins_total}"),
+    items = [("SCov, pooled over tasks", f"{d.scov:.3f}"),
+             ("bins covered", f"{d.bins_covered} / {d.bins_total}"),
              ("zero bins", str(len(d.zero_bins))), ("low bins", str(len(d.low_bins))),
              ("H(S(D))", f"{d.entropy.joint:.3f} / {d.entropy.joint_max:.3f} nats"),
              ("SRMis", "n/a" if d.srmis.overall is None else f"{d.srmis.overall:.3f}"),
              ("collapse", "yes: " + (d.collapse.kind or "") if d.collapse.detected else "no")]
     if d.scov_adjusted is not None:
         items.insert(1, ("SCov, proven-infeasible bins removed", f"{d.scov_adjusted:.3f}"))
+    if d.scov_task_mean is not None:
+        items.insert(0, ("SCov per task, mean", f"{d.scov_task_mean:.3f}"))
     return "".join(f'<div class="kpi">{html.escape(k)}<b>{html.escape(v)}</b></div>'
                    for k, v in items)
 
@@ -107,7 +174,9 @@ def render_report(diagnosis: Diagnosis, *, archive: Archive, table: pd.DataFrame
     return Template(TEMPLATE).safe_substitute(
         title=html.escape(title or (f"round {diagnosis.round}" if diagnosis.round is not None
                                     else "")),
-        banner=banner, kpis=_kpis(diagnosis), gaps=_gap_table(diagnosis),
+        banner=banner, kpis=_kpis(diagnosis),
+        task_coverage=task_coverage_table(diagnosis, archive, table),
+        gaps=_gap_table(diagnosis),
         notes=f"<ul>{notes}</ul>", data=blob)
 
 

@@ -1,6 +1,7 @@
 """The report's HTML page: inline CSS, inline SVG drawn by inline JS, no network.
 
-Filled with ``string.Template``: $title, $banner, $kpis, $gaps, $notes, $data (JSON).
+Filled with ``string.Template``: $title, $banner, $kpis, $task_coverage (server-side HTML
+table), $gaps, $notes, $data (JSON).
 The script sets ``data-ok="1"`` on <body> after drawing and records any error in
 ``data-error``, so a headless browser can check that the page rendered.
 """
@@ -21,6 +22,8 @@ td, th { border: 1px solid #ddd; padding: 4px 8px; vertical-align: top; text-ali
 .plots { display: flex; flex-wrap: wrap; gap: 18px; }
 svg text { font-size: 11px; fill: #333; }
 .note { color: #666; font-size: 12px; }
+.tc td.n { text-align: right; min-width: 22px; }
+.tc th.bin { font-weight: normal; font-size: 11px; white-space: nowrap; }
 .sim { background: #fff4d6; border: 1px solid #e6c35c; padding: 6px 10px; border-radius: 4px; }
 </style>
 </head>
@@ -28,6 +31,8 @@ svg text { font-size: 11px; fill: #333; }
 <h1>STRUCT-COVER diagnosis $title</h1>
 $banner
 <div class="kpis">$kpis</div>
+<h2>Coverage per task (task × bin)</h2>
+$task_coverage
 <h2>Coverage heatmaps over pairs of archive features</h2>
 <div class="plots" id="heatmaps"></div>
 <h2>Mutual information with performance, by tier</h2>

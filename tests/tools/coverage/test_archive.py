@@ -25,8 +25,8 @@ def test_grid_bins_statuses_and_stats():
     arch = build_archive(t, ["smem.tiled", "mem.coalesced_fraction"],
                          settings=ArchiveSettings(bins_per_feature=2))
     assert isinstance(arch, GridArchive)
-    # fitted: median of [0, .25, .5, .75, 1, 1] is .625 -> edges [0, .625, 1]
-    assert arch.dims[1].edges == (0.0, 0.625, 1.0)
+    # fixed quarters for a fraction, never round-0 quantiles (the median would be .625)
+    assert arch.dims[1].edges == (0.0, 0.25, 0.5, 0.75, 1.0)
     arch = GridArchive(dims=[arch.dims[0], Dimension("mem.coalesced_fraction", "numeric",
                                                      edges=(0.0, 0.5, 1.0))])
     assert arch.n_bins == 4  # levels {0,1} x edges [0, 0.5, 1]
@@ -61,8 +61,8 @@ def test_frozen_edges_survive_save_load_and_second_round(tmp_path):
     fresh = again.empty_copy()
     fresh.add(r1)
     assert fresh.dims[0].edges == edges
-    # all above the round-0 median: all in the upper bin (5.0 clipped into the end bin)
-    assert fresh.stats()["count"].tolist() == [0, 4]
+    # all in the top quarter (5.0 clipped into the end bin)
+    assert fresh.stats()["count"].tolist() == [0, 0, 0, 4]
     assert load(tmp_path / "archive.json").labels() == arch.labels()
 
 

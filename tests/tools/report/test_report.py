@@ -57,7 +57,9 @@ def test_report_renders_in_headless_chromium(tmp_path):
     assert "data-error" not in body, body
     # heatmaps for 3 pairs + MI bars + 2 round lines + scatter
     assert int(re.search(r'data-plots="(\d+)"', body).group(1)) == 7
-    assert dom.count('class="cell"') == 2 * 3 + 2 * 3 + 3 * 3  # 2x3, 2x3, 3x3 cells
+    # smem.tiled 2 levels, the coalesced fraction 4 fixed quarters, warp.shuffles 5 fixed
+    # count bins (0 | 1 | 2-3 | 4-7 | 8+): 2x4, 2x5, 4x5 cells
+    assert dom.count('class="cell"') == 2 * 4 + 2 * 5 + 4 * 5
     assert dom.count('class="point"') >= 2 * 2 + 10
     console_errors = [ln for ln in proc.stderr.splitlines()
                       if "CONSOLE" in ln and ("Uncaught" in ln or "rror" in ln)]
