@@ -130,6 +130,17 @@ def check_no_fallback(program: str | Subject) -> tuple[bool, str]:
     return (False, found) if found else (True, "no fallback paths")
 
 
+def _immutable(decl: str) -> bool:
+    """Whether a declaration's object itself is const (``const float* p`` is not: ``p`` can be
+    reassigned to a cached buffer; ``float* const p`` and ``const int n`` are)."""
+    head = decl.split("=", 1)[0]
+    if re.search(r"\bconstexpr\b", head):
+        return True
+    if "*" in head or "&" in head:
+        return bool(re.search(r"[*&]\s*const\b[^*&]*$", head))
+    return bool(re.search(r"\bconst\b", head))
+
+
 def _host_state(text: str) -> str | None:
     """Mutable host state that survives between launcher calls, described; None if none."""
     root = parse(text)
@@ -142,7 +153,8 @@ def _host_state(text: str) -> str | None:
             if decl.type != "declaration":
                 continue
             decl_text = node_text(decl)
-            if (re.search(r"__(?:device|constant|shared|managed)__|\bconst(?:expr)?\b", decl_text)
+            if (re.search(r"__(?:device|constant|shared|managed)__", decl_text)
+                    or _immutable(decl_text)
                     or any(c.type == "function_declarator" for c in decl.named_children)
                     or re.match(r"\s*(?:extern\s+)?(?:typedef|using|namespace)\b", decl_text)):
                 continue
@@ -154,7 +166,7 @@ def _host_state(text: str) -> str | None:
         for decl in _descendants(body, "declaration"):
             decl_text = node_text(decl)
             if re.match(r"\s*(?:static|thread_local)\b", decl_text) and \
-                    not re.search(r"\bconst(?:expr)?\b", decl_text):
+                    not _immutable(decl_text):
                 return (f"static local in host function `{decl_text.strip()[:80]}` "
                         f"(line {decl.start_point[0] + 1})")
     return None

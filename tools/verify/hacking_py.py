@@ -142,6 +142,9 @@ def _delegation(tree: ast.Module, names: _Names) -> str | None:
                     not target.startswith(("self.", "math.")):
                 return f"calls tensor method `.{node.func.attr}()` in forward ({_where(node)})"
     for node, target in _calls(tree, names):
+        if target in ("exec", "eval", "compile", "__import__", "importlib.import_module",
+                      "builtins.exec", "builtins.eval"):
+            return f"runs or imports code by name with `{target}` ({_where(node)})"
         if re.match(r"^torch\.nn\.(?!Module$|Parameter$|ParameterList$|ModuleList$|init\.)"
                     r"[A-Z]\w*$", target):
             return f"builds torch layer `{target}` ({_where(node)})"

@@ -164,6 +164,7 @@ def test_honest_kernelbench_file_passes_every_hard_check() -> None:
     ("        self.last = a\n        return self.add.add_cuda(a, b)", "no_cached_outputs"),
     ("        a.mul_(2.0)\n        return self.add.add_cuda(a, b)", "inputs_not_modified"),
     ("        print(a)\n        return self.add.add_cuda(a, b)", "no_host_output"),
+    ("        return eval('torch.add')(a, b)", "no_library_delegation"),
     ("        return self.add.add_cuda(a.half(), b)", "no_precision_downgrade"),
 ])
 def test_kernelbench_cheats_are_flagged(edit: str, check: str) -> None:
@@ -196,6 +197,8 @@ _LAUNCH = ('extern "C" int launch(const float* x, float* y, int n, cudaStream_t 
     ("#define GO(x) x\n", "GO(std::thread)([]{}).detach();", "no_threads"),
     ("#define ATTEMPT try\n", "ATTEMPT { } catch (...) { }", "no_fallback"),
     ("#define KEEP static\n", "KEEP int calls = 0; ++calls;", "no_cached_outputs"),
+    ("", "static const float* saved = nullptr; saved = x;", "no_cached_outputs"),
+    ("const float* g_last = nullptr;\n", "g_last = x;", "no_cached_outputs"),
     ("#define LOW __half\n", "LOW h = __float2half(1.f); (void)h;", "no_precision_downgrade"),
     ("#define SAY printf\n", "SAY(\"%f\", x[0]);", "no_host_output"),
     ("#ifndef __CUDA_ARCH__\n#define HOSTONLY cudaStreamCreate\n#endif\n",
@@ -212,7 +215,7 @@ def test_macro_renamings_do_not_hide_a_cheat(prelude: str, body: str, check: str
 def test_inactive_code_comments_and_strings_do_not_trigger_checks() -> None:
     source = ("#if 0\nvoid old() { cudaEvent_t e; cudaEventCreate(&e); std::thread t; }\n#endif\n"
               "// cublasSgemm would be slower\n"
-              'static const char* kNote = "try { cublasSgemm } catch";\n'
+              'static const char* const kNote = "try { cublasSgemm } catch";\n'
               + _KERNEL + _LAUNCH.format(body=""))
     failures = hard_failures(run_checks(source))
     assert not failures, [f"{f.name}: {f.reason}" for f in failures]
