@@ -11,7 +11,7 @@ import typer
 from structcover.commands._output import err_console, fail, print_json, print_table, progress
 from structcover.config import load_settings
 from structcover.tools.data.datasets import DatasetError, load_trajectories, write_parquet
-from structcover.tools.features.extract import extract_table
+from structcover.tools.features.extract import apply_source_encoding, extract_table
 from structcover.tools.features.patterns import PatternSet, mine_patterns
 
 _SUMMARY = ["kernel.count", "mem.global_coalesced", "mem.global_strided", "smem.tiled",
@@ -87,6 +87,7 @@ def features(
             cache_dir=None if no_cache else fs.cache_dir, patterns=pset,
             max_source_bytes=fs.max_source_bytes,
             on_progress=lambda n: bar.update(task, completed=n))
+    table = apply_source_encoding(table, records)
     table.insert(1, "task_id", records["task_id"].to_numpy())
     if compiler:
         for folder in include:

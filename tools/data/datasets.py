@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from structcover.schema import content_hash
+from structcover.tools.cuda_ast import decode_source
 from structcover.tools.data.atomic import atomic_write
 from structcover.tools.data.kernelbench import extract_cuda_sources
 
@@ -137,10 +138,11 @@ def normalize_row(row: dict[str, Any], column_map: dict[str, str], *, source: st
             raise ValueError(f"field {key!r} is {len(value)} bytes (limit {max_field_bytes})")
     program = _pick(row, "program", column_map)
     if isinstance(program, bytes):
-        try:
-            program = program.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"program is not UTF-8 ({exc.reason} at byte {exc.start})") from exc
+        # Not UTF-8 is no reason to drop a program nvcc compiles: fall back to cp1252 /
+        # Latin-1 and say so in `source_encoding` (features report it as parse.encoding).
+        program, encoding = decode_source(program)
+        if encoding != "utf-8":
+            row = {**row, "source_encoding": encoding}
     if program is None or (isinstance(program, str) and not program.strip()):
         raise ValueError("missing program")
     if not isinstance(program, str):
@@ -182,16 +184,14 @@ def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                yield number, f"line is not UTF-8 ({exc.reason} at byte {exc.start})"
-                continue
+            text, encoding = decode_source(raw)
             try:
                 row = json.loads(text)
             except json.JSONDecodeError as exc:
                 yield number, f"invalid JSON: {exc.msg}"
                 continue
+            if isinstance(row, dict) and encoding != "utf-8":
+                row["source_encoding"] = encoding
             yield number, row if isinstance(row, dict) else f"expected an object, got {type(row).__name__}"
 
 
@@ -215,21 +215,18 @@ def _iter_hf(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
 
 def _iter_sources(paths: list[Path], root: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
     for number, path in enumerate(paths, start=1):
-        raw = path.read_bytes()
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            yield number, f"{path.name}: not UTF-8 ({exc.reason} at byte {exc.start})"
-            continue
+        text, encoding = decode_source(path.read_bytes())
         rel = str(path.relative_to(root)) if path != root else path.name
+        extra = {"source_encoding": encoding} if encoding != "utf-8" else {}
         if path.suffix == ".py":
             found = extract_cuda_sources(text)
             if not found:
                 yield number, f"{path.name}: no inline CUDA source found"
                 continue
-            yield number, {"program": "\n\n".join(found), "task_id": path.stem, "file": rel}
+            yield number, {"program": "\n\n".join(found), "task_id": path.stem, "file": rel,
+                           **extra}
         else:
-            yield number, {"program": text, "task_id": path.stem, "file": rel}
+            yield number, {"program": text, "task_id": path.stem, "file": rel, **extra}
 
 
 def iter_raw_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:

@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from structcover.schema import FeatureVector, content_hash
-from structcover.tools.cuda_ast import embedded_cuda, looks_like_python, parse
+from structcover.tools.cuda_ast import decode_source, embedded_cuda, looks_like_python, parse
 from structcover.tools.features.ast import ast_features
 from structcover.tools.features.dataflow import Resolver, dataflow_features
 from structcover.tools.features.expert import delegation_features, expert_features
@@ -75,7 +75,11 @@ def _extract_values(source: str | bytes, patterns: PatternSet | None,
     if patterns is not None:
         values.update({f"pattern.{pid}": 0 for pid in patterns.ids})
     try:
-        text = source if isinstance(source, str) else source.decode("utf-8", "replace")
+        values["parse.encoding"] = "utf-8"
+        if isinstance(source, str):
+            text = source
+        else:
+            text, values["parse.encoding"] = decode_source(source)
         language = detect_language(text)
         cuda_text: str | None = text
         if language in ("torch", "triton", "cute") or (language == "unknown"
@@ -116,7 +120,7 @@ def _extract_values(source: str | bytes, patterns: PatternSet | None,
 def extract_features(source: str | bytes, patterns: PatternSet | None = None,
                      max_source_bytes: int = DEFAULT_MAX_BYTES) -> FeatureVector:
     """Structural feature vector S(y) of one program; never raises on its content."""
-    text = source if isinstance(source, str) else source.decode("utf-8", "replace")
+    text = source if isinstance(source, str) else decode_source(source)[0]
     return FeatureVector(program_id=content_hash(text),
                          values=extract_values(source, patterns, max_source_bytes))
 
@@ -173,7 +177,7 @@ def _items(programs: Iterable[tuple[str, str] | str]) -> Iterator[tuple[str, str
         else:
             pid, src = None, item
         if isinstance(src, bytes):
-            src = src.decode("utf-8", "replace")
+            src = decode_source(src)[0]
         if not isinstance(src, str):
             raise ValueError(f"program {pid!r}: source must be str or bytes, "
                              f"got {type(src).__name__}")
@@ -229,6 +233,18 @@ def extract_table(programs: Iterable[tuple[str, str] | str], *, workers: int = 0
                       initargs=(pjson, cache, max_source_bytes, names)) as pool:
             consume(pool.imap(_work, _items(programs), chunksize=chunksize))
     return _frame(ids, rows, names)
+
+
+def apply_source_encoding(table: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
+    """Set ``parse.encoding`` from the records' ``source_encoding`` (the ingest decoded the
+    bytes, so the table only saw text); rows are matched by ``program_id``."""
+    if "source_encoding" not in records.columns or "parse.encoding" not in table.columns:
+        return table
+    by_id = records.dropna(subset=["source_encoding"]).drop_duplicates("program_id") \
+        .set_index("program_id")["source_encoding"]
+    found = table["program_id"].map(by_id)
+    table["parse.encoding"] = found.where(found.notna(), table["parse.encoding"]).astype(str)
+    return table
 
 
 def _init_pool(pjson: str | None, cache: str | None, max_bytes: int, names: list[str]) -> None:

@@ -47,6 +47,9 @@ FEATURES: tuple[FeatureSpec, ...] = (
        "cuda, triton, cute, torch or unknown (CUDA features do not apply to non-CUDA ones)", structural=False),
     _f("program.embedded_cuda", "bool",
        "CUDA source found inside Python strings (load_inline style)", structural=False),
+    _f("parse.encoding", "category",
+       "encoding the source bytes were read with: utf-8 (or utf-8-sig), else the cp1252 / "
+       "latin-1 fallback; text given as str is utf-8", structural=False),
     _f("parse.error_nodes", "count", "ERROR/MISSING nodes in the tree-sitter-cuda parse", structural=False),
     _f("parse.error_fraction", "float", "error nodes divided by all nodes", structural=False),
     _f("parse.truncated", "bool", "input longer than max_source_bytes was cut before parsing", structural=False),

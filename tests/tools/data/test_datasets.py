@@ -28,7 +28,7 @@ def test_each_bad_row_kind_is_quarantined_with_reason_and_rest_load(tmp_path: Pa
     path = _jsonl(tmp_path / "r.jsonl", [
         _row(id="a", task_id="t1", program=GOOD, correct=True, speedup=1.5, round=3),
         _row(id="b", task_id="t1", correct=True),                        # missing program
-        b'{"id": "c", "program": "\xff\xfe bad"}',                      # non-UTF-8
+        b'{"id": "c", "program": "\xff\xfe bad"}',                      # cp1252: kept
         _row(id="d", task_id="t1", program=GOOD + " ", speedup="fast"),  # wrong type
         _row(id="a", task_id="t2", program=GOOD + "  "),                 # duplicate id
         _row(id="e", task_id="t1", program="x" * 60_000_000),            # 60 MB field
@@ -36,17 +36,19 @@ def test_each_bad_row_kind_is_quarantined_with_reason_and_rest_load(tmp_path: Pa
         _row(id="f", task_id="t3", program=GOOD + "\n", speedup=0.7, correct=0),
     ])
     result = load_trajectories(path)
-    assert list(result.records["task_id"]) == ["t1", "t3"]
+    assert list(result.records["task_id"]) == ["t1", "", "t3"]
     assert result.records.iloc[0]["round"] == 3
-    assert result.records.iloc[1]["correct"] == False  # noqa: E712 - numpy bool
+    assert result.records.iloc[2]["correct"] == False  # noqa: E712 - numpy bool
+    # A non-UTF-8 line is read with the cp1252 fallback and says so (issue 12).
+    assert result.records.iloc[1]["program"] == "\u00ff\u00fe bad"
+    assert result.records.iloc[1]["source_encoding"] == "cp1252"
     reasons = {q.row: q.reason for q in result.quarantined}
     assert reasons[2] == "missing program"
-    assert "not UTF-8" in reasons[3]
     assert "speedup: expected a number" in reasons[4]
     assert "duplicate id 'a'" in reasons[5] and "row 1" in reasons[5]
     assert "bytes (limit" in reasons[6]
     assert "invalid JSON" in reasons[7]
-    assert result.summary == {"loaded": 2, "quarantined": 6}
+    assert result.summary == {"loaded": 3, "quarantined": 5}
 
 
 def test_column_map_reads_kernelbench_style_schema(tmp_path: Path) -> None:
@@ -91,7 +93,8 @@ def test_folder_of_cu_and_kernelbench_py_files(tmp_path: Path) -> None:
     assert programs["a"] == GOOD
     assert programs["sol"].strip().startswith("__global__") or GOOD in programs["sol"]
     reasons = " | ".join(q.reason for q in result.quarantined)
-    assert "b.cu: not UTF-8" in reasons and "plain.py: no inline CUDA" in reasons
+    assert "plain.py: no inline CUDA" in reasons
+    assert programs["b"] == "\u00ff\u00fe\x00junk"  # kept, read as cp1252 (issue 12)
 
 
 def test_hugging_face_saved_dataset(tmp_path: Path) -> None:
