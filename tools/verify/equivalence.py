@@ -120,9 +120,10 @@ def _verdict(candidate_src: str, spec: TaskSpec, backend: str, **kw: object) -> 
 
 def _compile_only(candidate_src: str, spec: TaskSpec, backend: ExecutionBackend) -> Verdict:
     ok, log = backend.compile(candidate_src, spec)  # type: ignore[attr-defined]
+    log = program_diagnostics(log, spec)  # never text of other files
     return _verdict(candidate_src, spec, "compile-only", compiled=ok, compile_log=log,
                     failure=None if ok else "compile-error",
-                    detail="compile-only backend: compiled, not executed" if ok else log[-2000:])
+                    detail="compile-only backend: compiled, not executed" if ok else log)
 
 
 def _modified_inputs(spec: TaskSpec, before: dict[str, np.ndarray],
