@@ -19,8 +19,9 @@ do not count, names spelled through macros or line splices do. Each rule has its
 * ``##`` token pasting and identifiers with escapes or non-ASCII characters — they can build a
   refused name the parser would never see.
 
-The policy is a first line of defence, not the only one: the sandbox still runs programs in a
-child process with limits (see ``sandbox.py``).
+The policy is an early, friendly refusal with a line number, not the guarantee: it is a
+denylist over a parse and misses names in string literals, asm labels and much else. The
+guarantee is the jail every program is compiled and run in (``jail.py``, docs/SANDBOX.md).
 """
 
 from __future__ import annotations

@@ -35,20 +35,21 @@ DENIED = (
     "iopl", "ioperm", "settimeofday", "clock_settime", "adjtimex", "clock_adjtime",
 )
 
-#: Allowed in the runner after start-up (everything else: SIGSYS).
+#: Allowed in the runner after start-up (everything else: SIGSYS). Measured with ``strace -f``
+#: from the program's dlopen on, over two programs of every corpus family: brk, clock_gettime,
+#: clone3, close, exit, exit_group, futex, madvise, mmap, mprotect, munmap, newfstatat, openat,
+#: prlimit64, read, rseq, rt_sigaction, rt_sigprocmask, set_robust_list, sigaltstack, write.
+#: Added for paths the corpus does not take: the watchdog's preemption signal (getpid, gettid,
+#: tgkill), thread creation through clone (clone3 is refused below), printf (fstat, lseek,
+#: ioctl TCGETS), waits and spins (nanosleep, sched_yield), std::thread::hardware_concurrency
+#: (sched_getaffinity), std::random_device (getrandom), realloc (mremap), rt_sigreturn.
 RUNNER_ALLOWED = (
-    "read", "write", "readv", "writev", "pread64", "pwrite64", "close", "fstat", "newfstatat",
-    "statx", "lseek", "access", "faccessat", "faccessat2", "readlink", "readlinkat", "getcwd",
-    "mmap", "munmap", "mprotect", "mremap", "madvise", "brk", "mlock", "munlock",
-    "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "sigaltstack", "rt_sigtimedwait",
-    "futex", "futex_waitv", "set_robust_list", "get_robust_list", "rseq", "set_tid_address",
-    "gettid", "getpid", "getppid", "getuid", "geteuid", "getgid", "getegid", "tgkill", "tkill",
+    "read", "write", "readv", "writev", "close", "fstat", "newfstatat", "lseek",
+    "mmap", "munmap", "mprotect", "mremap", "madvise", "brk",
+    "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "sigaltstack",
+    "futex", "set_robust_list", "rseq", "set_tid_address", "gettid", "getpid", "tgkill",
     "exit", "exit_group", "clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep",
-    "gettimeofday", "time", "times", "sched_yield", "sched_getaffinity", "getrandom",
-    "getrusage", "prlimit64", "getrlimit", "uname", "sysinfo", "membarrier", "fcntl", "dup",
-    "dup2", "dup3", "poll", "ppoll", "arch_prctl", "fstatfs", "statfs", "getdents64",
-    "timer_create", "timer_settime", "timer_gettime", "timer_delete", "setitimer", "getitimer",
-    "sched_getparam", "sched_getscheduler", "sched_get_priority_max", "sched_get_priority_min",
+    "gettimeofday", "sched_yield", "sched_getaffinity", "getrandom", "getrusage", "prlimit64",
 )
 
 _CLONE_THREAD = 0x00010000
