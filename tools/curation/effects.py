@@ -1,10 +1,13 @@
 """What an operator is expected to do to a program's axis levels, and how likely it works.
 
-Two sources, the better one first:
+Three sources, the better one first:
 
 * **Observed** transitions recorded in memory (``OperatorOutcome.levels_before/after`` of
   verified applications): "on a program at ``pattern.reuse=none``, ``tile_smem`` gave
   ``smem_tiling`` 3 times out of 4". The family's own observations win over other families'.
+* **Measured** transitions of the shipped effects table (``effects_table.py``: every operator
+  applied to corpus programs, variants re-extracted), family's own first — the same kind of
+  evidence, gathered before any campaign ran.
 * **Declared** moves: each operator's docstring ``Moves:`` section (``smem.tiled: up``...)
   applied to the program's raw feature values, plus the few companion changes a move implies
   (:data:`IMPLIED`), then the pattern rules of ``tools/features/structure.py`` recomputed —
@@ -24,12 +27,16 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from structcover.tools.coverage.bins import Dimension
+from structcover.tools.curation.effects_table import Transition
 from structcover.tools.features.structure import LEVELS, pattern_features
 from structcover.tools.mutations.base import OperatorInfo
 from structcover.tools.mutations.stats import StatsTable
 from structcover.tools.store.models import OperatorOutcome
 
 Basis = Literal["observed", "declared", "mixed", "none"]
+#: Weight of a corpus-measured transition relative to one observed in a campaign (corpus
+#: variants were not all verified equivalent).
+MEASURED_WEIGHT = 0.8
 
 #: Companion changes a declared move implies (the raw features a pattern rule reads beside
 #: the one the operator names). ``("min", x)``: at least x; ``("set", x)``: exactly x.
@@ -101,6 +108,7 @@ class EffectModel:
     def __init__(self, operators: Mapping[str, OperatorInfo], axes: Sequence[str], *,
                  family: str | None = None, stats: StatsTable | None = None,
                  outcomes: Sequence[OperatorOutcome] = (),
+                 measured: Sequence[Transition] = (),
                  dims: Mapping[str, Dimension] | None = None) -> None:
         self.operators = dict(operators)
         self.axes = list(axes)
@@ -111,6 +119,17 @@ class EffectModel:
         self._own: dict[tuple[str, str, str], Counter[str]] = {}
         self._all: dict[tuple[str, str, str], Counter[str]] = {}
         self._tally: dict[str, tuple[int, int]] = {}
+        self._measured_own: dict[tuple[str, str, str], Counter[str]] = {}
+        self._measured_all: dict[tuple[str, str, str], Counter[str]] = {}
+        for t in measured:
+            for axis, before in t.levels_before.items():
+                after = t.levels_after.get(axis)
+                if after is None:
+                    continue
+                key = (t.operator, axis, before)
+                self._measured_all.setdefault(key, Counter())[after] += 1
+                if family is not None and t.family == family:
+                    self._measured_own.setdefault(key, Counter())[after] += 1
         for o in outcomes:
             if family is None or o.family == family:
                 s, n = self._tally.get(o.operator, (0, 0))
@@ -141,12 +160,14 @@ class EffectModel:
         return (s + 2 * prior) / (n + 2)
 
     def _observed(self, op: str, axis: str, before: str) -> tuple[str, float] | None:
-        for table in (self._own, self._all):
+        tiers = ((self._own, 1.0), (self._all, 1.0), (self._measured_own, MEASURED_WEIGHT),
+                 (self._measured_all, MEASURED_WEIGHT))
+        for table, weight in tiers:
             seen = table.get((op, axis, before))
             if seen:
                 total = sum(seen.values())
                 after, count = min(seen.items(), key=lambda kv: (-kv[1], kv[0]))
-                return after, count / (total + 1)
+                return after, weight * count / (total + 1)
         return None
 
     def predict(self, op: str, levels: Mapping[str, str], values: Mapping[str, Any]) -> Effect:
@@ -156,6 +177,9 @@ class EffectModel:
         for name, direction in sorted(info.moves.items()):
             _apply_move(new_values, name, direction)
         declared = axis_levels(new_values, self.axes, self.dims)
+        # Only what *this* step's moves change counts: simulated values carried over from
+        # earlier steps may disagree with levels that came from observations.
+        unmoved = axis_levels(values, self.axes, self.dims)
         out: dict[str, str] = {}
         conf = 1.0
         any_declared_change = any_observed_change = False
@@ -170,7 +194,8 @@ class EffectModel:
                     conf *= seen[1]
                     any_observed_change = True
             else:
-                out[axis] = declared.get(axis, before)
+                moved = axis in declared and declared[axis] != unmoved.get(axis)
+                out[axis] = declared[axis] if moved else before
                 any_declared_change |= out[axis] != before
         if any_declared_change:
             conf *= DECLARED_CONFIDENCE

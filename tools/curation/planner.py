@@ -20,8 +20,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
+
 from structcover.tools.coverage.bins import Dimension
 from structcover.tools.curation.effects import Basis, EffectModel, axis_levels
+from structcover.tools.curation.effects_table import EffectsTable, load_effects
 from structcover.tools.curation.targets import AxisMiss, axis_misses
 from structcover.tools.mutations.base import OperatorInfo, registry
 from structcover.tools.mutations.stats import StatsTable, load_stats
@@ -89,7 +91,8 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
                 outcomes: Sequence[OperatorOutcome] = (),
                 operators: Mapping[str, OperatorInfo] | None = None,
                 dims: Mapping[str, Dimension] | None = None, max_length: int = 3,
-                k: int = 10, seed: int = 0, memory: MemoryStore | None = None) -> Plan:
+                k: int = 10, seed: int = 0, memory: MemoryStore | None = None,
+                effects: EffectsTable | None = None) -> Plan:
     """Rank operator chains that move a program toward ``target``.
 
     Args:
@@ -104,6 +107,8 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
         k: Chains returned.
         seed: Tie-break seed among equally ranked chains.
         memory: A memory store whose recorded operator outcomes are added to ``outcomes``.
+        effects: Corpus-measured operator transitions; the shipped table when None (pass
+            an empty ``EffectsTable()`` to plan from declared moves and memory only).
 
     Raises:
         ValueError: ``max_length`` outside 1-3, ``k`` < 1, or an empty target.
@@ -120,7 +125,8 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
     axes = list(target)
     model = EffectModel(ops, axes, family=family,
                         stats=stats if stats is not None else load_stats(),
-                        outcomes=outcomes, dims=dims)
+                        outcomes=outcomes, dims=dims,
+                        measured=(effects if effects is not None else load_effects()).transitions)
     start = axis_levels(values, axes, dims)
     # Levels the extractor already computed (pattern.* in values) are the truth for the start.
     start.update({a: str(values[a]) for a in axes if isinstance(values.get(a), str)})

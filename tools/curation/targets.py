@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 from pydantic import BaseModel
+
 from structcover.tools.coverage.archive import Archive, GridArchive
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import chromadb
 from chromadb.config import Settings
+
 from structcover.tools.store.embedding import FeatureEmbedding, FeatureSpace
 from structcover.tools.store.models import ProgramRecord
 

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+
+from structcover.schema import CompileStats, TaskSpec, Timing, Verdict, content_hash
 from structcover.tools.compiler.errors import CompileError
 from structcover.tools.coverage.archive import Archive
 from structcover.tools.curation.targets import (
@@ -33,8 +35,6 @@ from structcover.tools.curation.targets import (
 )
 from structcover.tools.store.models import AttemptOutcome, AttemptRecord
 from structcover.tools.verify.backend import ExecutionBackend
-
-from structcover.schema import CompileStats, TaskSpec, Timing, Verdict, content_hash
 
 PipelineStage = Literal["compile", "structure", "hacking", "equivalence", "profile"]
 #: Stages in the order they run.

@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import pytest
-from structcover.tools.curation.planner import distance, plan_chains
+
+from structcover.tools.curation.effects_table import EffectsTable, Transition
+from structcover.tools.curation.planner import distance
+from structcover.tools.curation.planner import plan_chains as _plan_chains
 from structcover.tools.data.corpus import load_corpus
 from structcover.tools.features.extract import extract_features
 from structcover.tools.store.models import OperatorOutcome
+
+
+def plan_chains(*args, **kw):
+    """Plan without the shipped corpus table unless a test passes one: these tests pin the
+    declared-move and memory tiers."""
+    kw.setdefault("effects", EffectsTable())
+    return _plan_chains(*args, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -117,3 +127,45 @@ def test_outcomes_read_from_memory(gemm: dict, tmp_path) -> None:
     plan = plan_chains(gemm, {"pattern.reuse": "register_tiling"}, family="gemm", memory=store)
     assert plan.chains[0].operators == ["coarsen"]
     store.close()
+
+
+def test_corpus_measured_transitions_rank_below_memory(gemm: dict) -> None:
+    measured = EffectsTable(transitions=[
+        Transition(operator="coarsen", family="gemm", program=f"v{i}",
+                   levels_before={"pattern.reuse": "none"},
+                   levels_after={"pattern.reuse": "register_tiling"}) for i in range(4)])
+    target = {"pattern.reuse": "register_tiling"}
+    plan = plan_chains(gemm, target, family="gemm", effects=measured)
+    assert plan.chains[0].operators == ["coarsen"]
+    assert plan.chains[0].steps[0].confidence == pytest.approx(0.8 * 4 / 5)
+    # memory saw coarsen do something else on this family: memory wins
+    seen = [_outcome("coarsen", "none", "smem_staging", n=i) for i in range(2)]
+    plan = plan_chains(gemm, target, family="gemm", effects=measured, outcomes=seen)
+    assert "coarsen" not in [c.operators[0] for c in plan.chains if c.reaches_target]
+
+
+def test_shipped_effects_table_loads() -> None:
+    from structcover.tools.curation.effects_table import load_effects
+
+    table = load_effects()
+    ops = {t.operator for t in table.transitions}
+    assert table.programs > 0 and "tile_smem" in ops
+    assert all(set(t.levels_before) == set(t.levels_after) for t in table.transitions)
+
+
+def test_a_later_step_does_not_inherit_an_earlier_steps_simulated_moves(gemm: dict) -> None:
+    # tile_smem is measured to give staging, not tiling; an unrelated operator after it
+    # (coarsen moves only par.coarsening_loops) must not be credited with reaching tiling
+    measured = EffectsTable(transitions=[
+        Transition(operator="tile_smem", family="gemm", program="p",
+                   levels_before={"pattern.reuse": "none"},
+                   levels_after={"pattern.reuse": "smem_staging"})])
+    plan = plan_chains(gemm, {"pattern.reuse": "smem_tiling"}, family="gemm", k=50,
+                       effects=measured)
+    from structcover.tools.mutations.base import registry
+
+    ops = registry()
+    for chain in plan.chains:
+        last = chain.steps[-1]
+        if chain.reaches_target and last.basis == "declared":
+            assert any(m.startswith("smem.") for m in ops[last.operator].moves), chain.operators

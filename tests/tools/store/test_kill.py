@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from structcover.tools.store import MemoryStore
 
 BATCH = 40

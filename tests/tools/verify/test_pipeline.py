@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+from structcover.schema import TaskSpec
 from structcover.tools.coverage.archive import GridArchive
 from structcover.tools.coverage.bins import Dimension
 from structcover.tools.data.corpus import load_corpus
 from structcover.tools.verify.backend import RunResult
 from structcover.tools.verify.equivalence import ReferenceCache
 from structcover.tools.verify.pipeline import verify_for_bin
-
-from structcover.schema import TaskSpec
 
 REUSE = ("none", "smem_staging", "smem_tiling", "register_tiling", "smem_and_register")
 SYNC = ("none", "block", "warp", "block_and_warp", "atomic_or_grid")
