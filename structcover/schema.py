@@ -204,8 +204,8 @@ class TaskSpec(BaseModel):
     #: ``large_scale``), ``ties`` (few distinct values), ``edges`` (only the bounds and the
     #: midpoint), ``special`` (nominal plus signed zeros, infinities and NaNs), ``sparse``
     #: (1 in 256 elements drawn, the rest zero).
-    input_profiles: list[Literal["nominal", "large", "ties", "edges", "special", "sparse"]] = Field(
-        default_factory=lambda: ["nominal"])
+    input_profiles: list[Literal["nominal", "large", "ties", "edges", "special", "sparse"]] = [
+        "nominal"]  # pydantic copies a mutable default per instance
     large_scale: float = 1000.0
     atol: float | None = None
     rtol: float | None = None

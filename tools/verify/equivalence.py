@@ -323,9 +323,9 @@ def check_equivalence(candidate_src: str, reference_src: str, spec: TaskSpec, *,
 
         backend = get_backend(settings.backend, settings=settings)
     if backend.name == "compile-only":
-        verdict = _compile_only(candidate_src, spec, backend)
-        verdict.hacking_flags = flags
-        return verdict
+        only = _compile_only(candidate_src, spec, backend)
+        only.hacking_flags = flags
+        return only
     cache = _DEFAULT_CACHE if cache is None else cache
     plan = plan_trials(spec, seed, trials, vary=sizes is None)
     if sizes is not None:
@@ -334,17 +334,17 @@ def check_equivalence(candidate_src: str, reference_src: str, spec: TaskSpec, *,
     refs = _reference_runs(reference_src, spec, plan, all_inputs, backend, cache,
                            settings.timeout_s)
 
-    def verdict(**kw: object) -> Verdict:
+    def conclude(**kw: object) -> Verdict:
         return _verdict(candidate_src, spec, backend.name, hacking_flags=flags, seed=seed, **kw)
 
     for trial, ref in zip(plan, refs):
         if ref.status != "ok":
-            return verdict(equivalent=None, failure="reference-failed",
+            return conclude(equivalent=None, failure="reference-failed",
                            detail=f"reference {ref.status} on {trial.describe()}: "
                                   f"{_run_detail(ref.status, ref.detail)}")
     cands = _run_all(backend, candidate_src, spec, plan, all_inputs, settings.timeout_s)
     if len(cands) < trials and all(c.status == "ok" for c in cands):
-        return verdict(equivalent=None, failure="crash",
+        return conclude(equivalent=None, failure="crash",
                        detail=f"backend returned {len(cands)} results for {trials} trials")
     max_abs = max_rel = 0.0
     notes: list[str] = []
@@ -355,9 +355,9 @@ def check_equivalence(candidate_src: str, reference_src: str, spec: TaskSpec, *,
             compiled = {"compile-error": False, "rejected": None}.get(cand.status, True)
             if cand.status == "compile-error":
                 log = program_diagnostics(cand.detail, spec)
-                return verdict(equivalent=False, compiled=False, failure=cand.status,
+                return conclude(equivalent=False, compiled=False, failure=cand.status,
                                compile_log=log, detail=f"{where}: compile-error: {log}")
-            return verdict(equivalent=False, compiled=compiled, failure=cand.status,
+            return conclude(equivalent=False, compiled=compiled, failure=cand.status,
                            detail=f"{where}: {cand.status}: "
                                   f"{_run_detail(cand.status, cand.detail)}".strip())
         if first_timing is None:
@@ -367,25 +367,25 @@ def check_equivalence(candidate_src: str, reference_src: str, spec: TaskSpec, *,
                       if line.startswith(("sandbox:", "gpu:"))][:2]
         changed = _modified_inputs(spec, inputs, cand.inputs_after)
         if changed:
-            return verdict(equivalent=False, compiled=True, failure="modified-inputs",
+            return conclude(equivalent=False, compiled=True, failure="modified-inputs",
                            detail=f"{where}: input {changed!r} changed by the call")
         for arg in spec.tensors:
             if arg.role == "input":
                 continue
             atol, rtol = spec.tolerance(arg.dtype)
             if arg.name not in cand.outputs:
-                return verdict(equivalent=False, compiled=True, failure="missing-output",
+                return conclude(equivalent=False, compiled=True, failure="missing-output",
                                detail=f"{where}: no output {arg.name!r}")
             cmp = compare_output(arg.name, np.asarray(cand.outputs[arg.name]),
                                  np.asarray(ref.outputs[arg.name]), arg.dtype, atol, rtol)
             max_abs, max_rel = max(max_abs, cmp.max_abs_error), max(max_rel, cmp.max_rel_error)
             notes += [n for n in cmp.notes if n not in notes]
             if not cmp.ok:
-                return verdict(equivalent=False, compiled=True, failure=cmp.failure,
+                return conclude(equivalent=False, compiled=True, failure=cmp.failure,
                                max_abs_error=max_abs, max_rel_error=max_rel,
                                first_mismatch=cmp.first_mismatch, detail=f"{where}: {cmp.detail}")
     tried = sorted({json.dumps(t.sizes, sort_keys=True) for t in plan})
-    return verdict(equivalent=True, compiled=True, max_abs_error=max_abs, max_rel_error=max_rel,
+    return conclude(equivalent=True, compiled=True, max_abs_error=max_abs, max_rel_error=max_rel,
                    timing=first_timing, energy_j=first_energy,
                    detail="; ".join([f"{trials} trials from seed {seed} over {len(tried)} size "
                                      f"sets, profiles {sorted({t.profile for t in plan})}",

@@ -102,7 +102,7 @@ def _where(node: ast.AST) -> str:
     return f"line {getattr(node, 'lineno', '?')}"
 
 
-def _forward_functions(tree: ast.Module) -> list[ast.FunctionDef]:
+def _forward_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
     return [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
             and n.name in ("forward", "__call__")]
 
@@ -172,15 +172,15 @@ def _fallback(tree: ast.Module, names: _Names) -> str | None:
 
 def _cached_state(tree: ast.Module, names: _Names) -> str | None:
     mutable_globals = set()
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict | ast.List | ast.Set
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Dict | ast.List | ast.Set
                                                         | ast.DictComp | ast.ListComp):
-            mutable_globals |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
-                names.dotted(node.value.func) in ("dict", "list", "set",
+            mutable_globals |= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) and \
+                names.dotted(stmt.value.func) in ("dict", "list", "set",
                                                   "collections.OrderedDict",
                                                   "collections.defaultdict"):
-            mutable_globals |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+            mutable_globals |= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
     for fn in ast.walk(tree):
         if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
@@ -198,7 +198,7 @@ def _cached_state(tree: ast.Module, names: _Names) -> str | None:
                 targets = node.targets if isinstance(node, ast.Assign) else \
                     [node.target] if isinstance(node, ast.AugAssign | ast.AnnAssign) else []
                 for t in targets:
-                    root = t
+                    root: ast.AST = t
                     while isinstance(root, ast.Attribute | ast.Subscript):
                         root = root.value
                     if isinstance(root, ast.Name) and root.id == "self":

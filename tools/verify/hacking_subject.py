@@ -69,8 +69,11 @@ def _typedefs(text: str) -> dict[str, str]:
     for _ in range(8):  # chains of aliases
         changed = False
         for name, target in table.items():
-            new = re.sub(r"\b\w+\b", lambda w, own=name: table.get(w.group(0), w.group(0))
-                         if w.group(0) != own else w.group(0), target)
+            def expand(word: re.Match[str], own: str = name) -> str:
+                return word.group(0) if word.group(0) == own else table.get(word.group(0),
+                                                                            word.group(0))
+
+            new = re.sub(r"\b\w+\b", expand, target)
             if new != target:
                 table[name], changed = new, True
         if not changed:

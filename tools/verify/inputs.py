@@ -285,7 +285,7 @@ def plan_trials(spec: TaskSpec, seed: int, trials: int, *, vary: bool = True) ->
         return [Trial(seed + t, dict(spec.sizes), "nominal") for t in range(trials)]
     sizes = size_plan(spec, seed, trials)
     # The size extremes run on nominal data; the other trials cycle the non-nominal profiles.
-    extra = [p for p in spec.input_profiles if p != "nominal"] or ["nominal"]
+    extra: list[str] = [p for p in spec.input_profiles if p != "nominal"] or ["nominal"]
     plan = []
     for t in range(trials):
         profile = "nominal" if t < 2 else extra[(t - 2) % len(extra)]
