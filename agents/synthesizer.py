@@ -16,7 +16,6 @@ from typing import Protocol
 
 from structcover.agents.ports import Neighbour, Toolbox
 from structcover.graphs.state import Candidate, Feedback, TargetState
-
 from structcover.schema import content_hash
 
 #: Failure stages that speak against the operator rather than the bin.
@@ -65,9 +64,13 @@ class OfflineSynthesisPolicy:
 class Synthesizer:
     """Proposes candidates for one target."""
 
-    def __init__(self, policy: SynthesisPolicy | None = None, neighbours: int = 3) -> None:
+    def __init__(self, policy: SynthesisPolicy | None = None, neighbours: int = 3,
+                 max_options: int = 8) -> None:
         self.policy = policy or OfflineSynthesisPolicy()
         self.neighbours = neighbours
+        #: Most (parent, chain) options applied per proposal: each application compiles
+        #: its variants, so this bounds the CPU one proposal may spend.
+        self.max_options = max_options
 
     def propose(self, tools: Toolbox, target: TargetState) -> Proposal:
         """The next untried candidate for ``target``, or the reason there is none.
@@ -85,11 +88,15 @@ class Synthesizer:
         if not options:
             return Proposal(None, "the planner knows no operator chain that moves the "
                                   f"nearest programs toward {target['bin']}")
-        copies = 0
+        copies = applied = 0
         for parent, chain in options:
             key = _key(parent.program_id, chain)
             if key in tried:
                 continue
+            if applied >= self.max_options:
+                return Proposal(None, f"the first {self.max_options} untried (parent, chain) "
+                                      "options gave no new program")
+            applied += 1
             for mutant in tools.mutate.apply(parent.source, chain, seed=target["seed"]):
                 pid = content_hash(mutant.source)
                 if pid in tried:

@@ -187,16 +187,19 @@ def summarize(state: dict[str, Any], prep: Prepared, options: CampaignOptions) -
                          status="infeasible" if g["status"] == "infeasible" else "open",
                          reason="; ".join(g["reasons"][1:]) or g["reasons"][0])
                  for g in state.get("gaps", []) if g["status"] != "filled"]
-    mean = (lambda xs: round(sum(xs) / len(xs), 6) if xs else 0.0)
     return CampaignResult(
         state_dir=str(prep.state_dir), round=prep.round, f_star=list(state.get("f_star", [])),
         drift=list(state.get("drift", [])), coverage=coverage,
-        scov_before=mean([c.before for c in coverage]),
-        scov_after=mean([c.after for c in coverage]), added=added,
+        scov_before=_mean([c.before for c in coverage]),
+        scov_after=_mean([c.after for c in coverage]), added=added,
         reweighted=sorted(set(state.get("reweighted", []))), open_gaps=open_gaps,
         candidates=int(state.get("candidates", 0)), verified=int(state.get("verified", 0)),
         stopped=str(state.get("stopped", "")), files=dict(state.get("files", {})),
         notes=[*prep.notes, *state.get("notes", [])])
+
+
+def _mean(xs: list[float]) -> float:
+    return round(sum(xs) / len(xs), 6) if xs else 0.0
 
 
 def result_json(result: CampaignResult) -> str:

@@ -22,7 +22,7 @@ class PlannerBinding:
     def plan(self, features: dict[str, Any], bounds: dict[str, str], *, seed: int, k: int,
              family: str = "") -> list[list[str]]:
         """Ranked operator chains toward ``bounds`` (memory's operator outcomes included)."""
-        from structcover.tools.curation.planner import plan_chains  # noqa: PLC0415
+        from structcover.tools.curation.planner import plan_chains
 
         plan = plan_chains(features, bounds, family=family or None, dims=self.dims, k=k,
                            seed=seed, memory=self.store)
@@ -38,9 +38,9 @@ class VerifierBinding:
     backend: Any
     specs: dict[str, Any]
 
-    def verify(self, source: str, task: str, bin: str) -> Verdict:  # noqa: A002
+    def verify(self, source: str, task: str, bin: str) -> Verdict:
         """One candidate through the pipeline; an unknown task is a failed verdict."""
-        from structcover.tools.verify.pipeline import verify_for_bin  # noqa: PLC0415
+        from structcover.tools.verify.pipeline import verify_for_bin
 
         spec = self.specs.get(task)
         if spec is None:
@@ -52,7 +52,8 @@ class VerifierBinding:
         backend = v.equivalence.backend if v.equivalence is not None else ""
         on_gpu = backend == "gpu"
         return Verdict(ok=bool(v.passed),
-                       stage="ok" if v.passed else _STAGE.get(str(v.stage_failed), "compile"),
+                       stage="ok" if v.passed else _STAGE.get(str(v.stage_failed),
+                                                             str(v.stage_failed)),
                        reason=v.feedback, landed_bin=str(v.landed_bin or ""), backend=backend,
                        checks=[_STAGE.get(s.stage, s.stage) for s in v.stages if s.ok],
                        features=plain(v.features),
@@ -69,7 +70,7 @@ def plain(values: dict[str, Any]) -> dict[str, Any]:
         if v is None or isinstance(v, str | bool | int):
             out[k] = v
         elif isinstance(v, float):
-            out[k] = None if v != v else v  # noqa: PLR0124 - NaN test
+            out[k] = None if v != v else v
     return out
 
 
@@ -80,8 +81,8 @@ def bind_planner(store: Any, archive: Any = None) -> PlannerBinding:
 
 def bind_verifier(coverage: Any, archive: Any, backend: str, settings: Any) -> VerifierBinding:
     """The verification port on the chosen backend, with the corpus task specs."""
-    from structcover.tools.data.corpus import load_corpus  # noqa: PLC0415
-    from structcover.tools.verify.select import get_backend  # noqa: PLC0415
+    from structcover.tools.data.corpus import load_corpus
+    from structcover.tools.verify.select import get_backend
 
     specs = {t.task_id: t for f in load_corpus() for t in f.tasks}
     return VerifierBinding(coverage, archive, get_backend(backend, settings=settings.verify),

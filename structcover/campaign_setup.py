@@ -138,7 +138,8 @@ def _drift(state_dir: Path, n: int) -> list[str]:
     """F* entries and exits since the previous round's saved discovery (empty at round 0)."""
     from structcover.tools.coverage.diagnosis_state import round_dir
 
-    cur, prev = round_dir(state_dir, n) / "discovery.json", round_dir(state_dir, n - 1) / "discovery.json"
+    cur = round_dir(state_dir, n) / "discovery.json"
+    prev = round_dir(state_dir, n - 1) / "discovery.json"
     if n == 0 or not (cur.is_file() and prev.is_file()):
         return []
     from structcover.tools.mining.drift import compare_discoveries, load_discovery
@@ -183,4 +184,4 @@ def _known_ids(rows: pd.DataFrame) -> frozenset[str]:
 def _families(rows: pd.DataFrame) -> dict[str, str]:
     if "family" not in rows.columns:
         return {}
-    return dict(zip(rows["task_id"].astype(str), rows["family"].astype(str)))
+    return dict(zip(rows["task_id"].astype(str), rows["family"].astype(str), strict=True))

@@ -15,6 +15,7 @@ import pandas as pd
 
 from structcover.agents.ports import GapMemory, MutantSource, Neighbour
 from structcover.graphs.state import GapState, TaskCoverageState
+from structcover.schema import content_hash
 from structcover.tools.coverage.archive import Archive
 from structcover.tools.coverage.bins import Bound
 
@@ -45,7 +46,7 @@ class ArchiveCoverage:
         self.tasks = sorted(self.table["task_id"].astype(str).unique())
         idx = self.archive.index(self.table)
         self._base: dict[str, set[str]] = {t: set() for t in self.tasks}
-        for task, i in zip(self.table["task_id"].astype(str), idx):
+        for task, i in zip(self.table["task_id"].astype(str), idx, strict=True):
             if i >= 0:
                 self._base[task].add(self.labels[int(i)])
         self._bounds = {lab: {f: bound_text(b) for f, b in self.archive.describe_bin(lab).items()}
@@ -118,7 +119,7 @@ class ArchiveCoverage:
 def finite(values: dict[str, float]) -> dict[str, float]:
     """Numeric features without the missing ones (NaN): a missing feature is left out of a
     memory record rather than stored as NaN, which does not survive a JSON round trip."""
-    return {k: v for k, v in values.items() if v == v}  # noqa: PLR0124 - NaN test
+    return {k: v for k, v in values.items() if v == v}
 
 
 class SerialStore:
@@ -252,9 +253,19 @@ class RegistryMutate:
     """
 
     fanout: int = 2
+    #: (source hash, chain, seed) -> result: many gaps plan the same chain from the same
+    #: parent, and every operator application compiles its variants.
+    cache: dict[tuple[str, tuple[str, ...], int], list[MutantSource]] = field(
+        default_factory=dict)
 
     def apply(self, source: str, chain: list[str], *, seed: int) -> list[MutantSource]:
         """Every distinct final program of the chain (operators that do not apply end it)."""
+        key = (content_hash(source), tuple(chain), seed)
+        if key not in self.cache:
+            self.cache[key] = self._apply(source, chain, seed)
+        return list(self.cache[key])
+
+    def _apply(self, source: str, chain: list[str], seed: int) -> list[MutantSource]:
         from structcover.tools.mutations.base import registry
 
         ops = registry()

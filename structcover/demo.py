@@ -3,7 +3,10 @@
 Stages: load the corpus; verify every variant against its reference on the best backend
 present; simulate three rounds of a collapsing policy (rewards from the analytical GPU model,
 labeled simulated); per round discover the features that drive speed and diagnose coverage
-against an archive frozen at round 0; write the curated data and the HTML report.
+against an archive frozen at round 0; then run a campaign on the last round (diagnose ->
+synthesize mutants of the nearest verified programs -> verify each on the CPU emulator and
+check it lands in its bin -> record in memory) until the budget or the coverage target, and
+show per-task SCov before and after; write the curated data and the HTML report.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 from pydantic import BaseModel, Field
 
+from structcover.campaign import CampaignOptions, CampaignResult
 from structcover.config import Settings, load_settings
 from structcover.tools.data.corpus import TaskFamily, corpus_records, load_corpus
 from structcover.tools.data.datasets import write_parquet
@@ -56,6 +60,9 @@ class DemoResult(BaseModel):
     families: list[FamilySummary] = Field(default_factory=list)
     programs: int = 0
     rounds: list[RoundSummary] = Field(default_factory=list)
+    campaign: CampaignResult | None = Field(
+        None, description="the campaign on the last round: per-task SCov before and after, "
+                          "programs added and how each was verified, gaps left and why")
     files: dict[str, str] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
 
@@ -74,8 +81,8 @@ def verify_corpus(families: list[TaskFamily], settings: Settings, advance: Calla
     Returns:
         The backend that ran and one summary per family.
     """
-    from structcover.tools.verify.equivalence import check_equivalence  # noqa: PLC0415
-    from structcover.tools.verify.select import get_backend  # noqa: PLC0415
+    from structcover.tools.verify.equivalence import check_equivalence
+    from structcover.tools.verify.select import get_backend
 
     backend = get_backend(settings.verify.backend, settings=settings.verify)
     summaries = []
@@ -112,9 +119,14 @@ def _round_summary(run: object, rollouts: int) -> RoundSummary:
         top_gaps=[f"{g.kind} {g.bin}" for g in d.gaps[:3]])
 
 
+#: Candidate budget of the demo's campaign (each candidate: mutation compile + emulator run).
+DEMO_BUDGET = 48
+
+
 def run_demo(output_dir: Path, *, progress: Progress = _no_progress, rounds: int = 3,
              collapse: float = 0.6, collapse_feature: str | None = None, seed: int = 0,
-             verify: bool = True) -> DemoResult:
+             verify: bool = True, families: list[str] | None = None,
+             campaign: CampaignOptions | None = None) -> DemoResult:
     """Run the demo end to end and write its outputs under ``output_dir``.
 
     Args:
@@ -126,22 +138,31 @@ def run_demo(output_dir: Path, *, progress: Progress = _no_progress, rounds: int
             task's fastest program).
         seed: Seed for the simulator, discovery and the archive.
         verify: Verify every corpus variant first.
+        families: Corpus families to use (all when None).
+        campaign: Options of the campaign on the last round (default: budget
+            :data:`DEMO_BUDGET`, CPU backend, this seed); None runs it with those defaults.
 
     Returns:
         A summary of each stage.
     """
-    from structcover.tools.coverage.diagnosis_state import run_diagnosis  # noqa: PLC0415
-    from structcover.tools.report.html_report import write_report  # noqa: PLC0415
-    from structcover.tools.curation.sampling import export_curation  # noqa: PLC0415
-    from structcover.tools.simulation.simulate import SimulationSettings, simulate  # noqa: PLC0415
+    from structcover.tools.coverage.diagnosis_state import run_diagnosis
+    from structcover.tools.simulation.simulate import SimulationSettings, simulate
 
     settings = load_settings()
     output_dir = Path(output_dir)
     state = output_dir / "state"
     shutil.rmtree(state, ignore_errors=True)  # the demo always starts from round 0
     output_dir.mkdir(parents=True, exist_ok=True)
+    chosen = families
     families = load_corpus()
-    records = pd.DataFrame(corpus_records())
+    if chosen is not None:
+        unknown = sorted(set(chosen) - {f.name for f in families})
+        if unknown:
+            raise ValueError(f"unknown corpus families {unknown}; known: "
+                             f"{', '.join(f.name for f in families)}")
+        families = [f for f in families if f.name in chosen]
+    names = {f.name for f in families}
+    records = pd.DataFrame([r for r in corpus_records() if r.get("family") in names])
     result = DemoResult(output_dir=str(output_dir), programs=len(records))
     result.files["corpus"] = str(write_parquet(records, output_dir / "corpus.parquet"))
 
@@ -172,12 +193,32 @@ def run_demo(output_dir: Path, *, progress: Progress = _no_progress, rounds: int
         result.rounds.append(_round_summary(run, len(rows)))
         advance()
     assert run is not None  # rounds >= 1
-    curated = export_curation(run.table, run.archive, output_dir / "curated" / f"round_{rounds}",
-                              gaps=run.diagnosis.gaps, diagnosis_json=run.diagnosis.to_json(),
-                              seed=seed)
-    result.files.update({f"curated_{k}": v for k, v in curated.files.items()})
-    report = write_report(output_dir / "report.html", run.diagnosis, archive=run.archive,
-                          table=run.table, history=run.history, simulated=run.simulated)
-    result.files["report"] = str(report)
+    result.campaign = _campaign(result.files["rollouts"], state, output_dir, rounds - 1,
+                                campaign, seed, progress)
+    # The campaign exports the curated data (new programs included) and the report.
+    out = Path(result.campaign.files.get("curated_weighted_parquet", "")).parent
+    result.files.update({k: v for k, v in result.campaign.files.items()})
+    result.files["curated"] = str(out)
     result.files["state"] = str(state)
     return result
+
+
+def _campaign(rollouts: str, state: Path, output_dir: Path, last: int,
+              options: CampaignOptions | None, seed: int, progress: Progress) -> CampaignResult:
+    """The campaign on the last simulated round, exporting under ``output_dir``."""
+    from structcover.campaign import run_campaign
+
+    opts = (options or CampaignOptions(budget=DEMO_BUDGET, backend="cpu", seed=seed,
+                                       target_scov=0.85)).model_copy(
+        update={"round": last, "output_dir": output_dir / "campaign", "resume": False})
+    advance = progress(f"campaign (budget {opts.budget} candidates)", opts.budget)
+    seen = [0]
+
+    def tick(values: dict) -> None:
+        for _ in range(int(values.get("candidates", 0)) - seen[0]):
+            advance()
+        seen[0] = max(seen[0], int(values.get("candidates", 0)))
+
+    shutil.rmtree(state / "campaign", ignore_errors=True)
+    shutil.rmtree(state / "memory", ignore_errors=True)
+    return run_campaign(Path(rollouts), state, opts, progress=tick)

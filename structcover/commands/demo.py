@@ -8,8 +8,15 @@ from pathlib import Path
 
 import typer
 
-from structcover.commands._output import console, print_json, print_table, progress
-from structcover.demo import run_demo
+from structcover.campaign import CampaignOptions
+from structcover.commands._output import (
+    console,
+    fail,
+    print_json,
+    print_table,
+    progress,
+)
+from structcover.demo import DEMO_BUDGET, run_demo
 
 
 @contextmanager
@@ -27,11 +34,21 @@ def demo(
     rounds: int = typer.Option(3, "--rounds", help="Simulated training rounds."),
     skip_verify: bool = typer.Option(False, "--skip-verify",
                                      help="Do not verify the corpus variants first."),
+    budget: int = typer.Option(DEMO_BUDGET, "--budget", min=1,
+                               help="Candidate budget of the campaign on the last round."),
+    family: list[str] = typer.Option(None, "--family",
+                                     help="Use only these corpus families (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Run the offline demo on the sample corpus and print what it found."""
     with _bars(not as_json) as make:
-        result = run_demo(output, progress=make, rounds=rounds, verify=not skip_verify)
+        try:
+            result = run_demo(output, progress=make, rounds=rounds, verify=not skip_verify,
+                              families=family or None,
+                              campaign=CampaignOptions(budget=budget, backend="cpu"))
+        except ValueError as exc:
+            fail(str(exc))
+            return
     if as_json:
         print_json(result)
         return
@@ -49,6 +66,26 @@ def demo(
         console.print(f"archive axes (frozen at round 0): {', '.join(result.rounds[0].archive_axes)}")
     for line in result.notes:
         console.print(line)
+    c = result.campaign
+    if c is not None:
+        print_table(f"campaign on round {c.round}: per-task SCov over feasible bins "
+                    f"(mean {c.scov_before:.1%} -> {c.scov_after:.1%})",
+                    ["task", "before", "after", "feasible bins", "proven infeasible"],
+                    [[t.task, f"{t.before:.1%}", f"{t.after:.1%}", t.bins_feasible,
+                      t.bins_infeasible] for t in c.coverage])
+        print_table(f"new programs ({len(c.added)} from {c.candidates} candidates), each "
+                    "verified equivalent and checked to land in its bin",
+                    ["task", "bin", "operators", "verified by"],
+                    [[a.task, a.bin, " + ".join(a.operators),
+                      f"{a.verification.backend}: {', '.join(a.verification.checks)}"]
+                     for a in c.added])
+        if c.reweighted:
+            console.print(f"re-used existing programs (reweighting, not counted as new): "
+                          f"{len(c.reweighted)}")
+        left = [g for g in c.open_gaps]
+        infeasible = sum(g.status == "infeasible" for g in left)
+        console.print(f"gaps left: {len(left)} ({infeasible} proven infeasible, reasons in "
+                      f"memory); stopped: {c.stopped}")
     for name, path in result.files.items():
         console.print(f"  {name}: {path}")
 
