@@ -19,11 +19,11 @@ import time
 from pathlib import Path
 
 import pandas as pd
+
+from structcover.reward import compute_score
 from structcover.tools.coverage.archive import GridArchive
 from structcover.tools.coverage.bins import Dimension
 from structcover.tools.data.corpus import load_corpus
-
-from structcover.reward import compute_score
 
 
 def two_kb_programs(target: int = 2048) -> list[str]:
@@ -59,10 +59,11 @@ def main() -> None:
                 compute_score("k", reply, "", {"score": 1.0}, **kwargs)
             per_call.append((time.process_time() - start) / len(replies) * 1000)
     sizes = [len(p) for p in programs]
-    print(f"machine: {platform.processor() or platform.machine()}, python {platform.python_version()}")
+    machine = platform.processor() or platform.machine()
+    print(f"machine: {machine}, python {platform.python_version()}")
     print(f"programs: {len(programs)}, median size {statistics.median(sizes):.0f} B")
-    print(f"compute_score: best {min(per_call):.2f} ms/program, median {statistics.median(per_call):.2f} ms"
-          f" (CPU time, target < 10 ms)")
+    print(f"compute_score: best {min(per_call):.2f} ms/program, "
+          f"median {statistics.median(per_call):.2f} ms (CPU time, target < 10 ms)")
 
 
 if __name__ == "__main__":

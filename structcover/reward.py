@@ -5,7 +5,7 @@ rollout with ``(data_source, solution_str, ground_truth, extra_info)``, plus the
 ``reward_kwargs`` of its config. Point it here::
 
     custom_reward_function:
-      path: /path/to/site-packages/structcover/reward.py   # python -c "import structcover.reward as r; print(r.__file__)"
+      path: /path/to/site-packages/structcover/reward.py   # see: python -m structcover.reward
       name: compute_score
       reward_kwargs:
         base_score: my_rewards.py:kernel_score   # your correctness/speed score
@@ -245,3 +245,7 @@ def compute_score(data_source: str, solution_str: str, ground_truth: Any,
             result["coverage_bonus"] = coverage_weight / (1 + count)
             result["score"] = base + result["coverage_bonus"]
     return result
+
+
+if __name__ == "__main__":  # where verl's custom_reward_function.path should point
+    print(__file__)

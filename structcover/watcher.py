@@ -1,9 +1,9 @@
-"""Between training rounds, unattended: notice a round's rollouts, run the campaign, write round N+1.
+"""Between training rounds, unattended: notice a round's rollouts, run the campaign, write N+1.
 
 A trainer drops each round's rollouts into a folder, as one file or one folder per round::
 
-    rollouts/round_0007.parquet        (or .jsonl, or a folder round_0007/ of .jsonl/.parquet shards)
-    rollouts/round_0007.done           the marker, written LAST, when the round is complete
+    rollouts/round_0007.parquet    (or .jsonl, or a folder round_0007/ of .jsonl/.parquet shards)
+    rollouts/round_0007.done       the marker, written LAST, when the round is complete
 
 A round counts as complete when its marker exists (``round_<N>.done`` beside it, or ``DONE`` /
 ``_SUCCESS`` inside a round folder). With ``complete_when="present"`` the round's final name
@@ -93,8 +93,8 @@ def find_rounds(folder: Path, *, complete_when: CompleteWhen = "marker") -> list
         if entry.name.startswith(".") or entry.name.endswith(_TMP_SUFFIXES):
             continue
         match = _ROUND.match(entry.name)
-        if not match or (entry.is_dir() and match.group(2)) or (entry.is_file() and not match.group(2)):
-            continue
+        if not match or entry.is_dir() == bool(match.group(2)):
+            continue  # folders carry no suffix, files always do
         number = int(match.group(1))
         if number in found:
             raise ValueError(f"{folder}: round {number} appears twice ({found[number].path.name}, "
@@ -102,8 +102,9 @@ def find_rounds(folder: Path, *, complete_when: CompleteWhen = "marker") -> list
         if complete_when == "present":
             complete, reason = True, ""
         elif entry.is_dir():
-            complete = any((entry / m).exists() for m in _FOLDER_MARKERS) or _marker_of(entry).exists()
-            reason = "" if complete else f"no marker yet ({entry.name}/DONE or {_marker_of(entry).name})"
+            marker = _marker_of(entry)
+            complete = any((entry / m).exists() for m in _FOLDER_MARKERS) or marker.exists()
+            reason = "" if complete else f"no marker yet ({entry.name}/DONE or {marker.name})"
         else:
             complete = _marker_of(entry).exists()
             reason = "" if complete else f"no marker yet ({_marker_of(entry).name})"
@@ -226,7 +227,8 @@ def process_round(round_in: RoundInput, state: Path, *, options: dict[str, Any] 
             raise ValueError(f"{round_in.path}: round {round_in.number} changed after it was "
                              f"processed; remove its entry from {ledger.path} to redo it")
         return None
-    resume = bool(entry and entry.get("status") == "running" and entry.get("input_sha256") == digest)
+    resume = bool(entry and entry.get("status") == "running"
+                  and entry.get("input_sha256") == digest)
     log.info("round %d: %s campaign on %s", round_in.number, "resuming" if resume else "starting",
              round_in.path.name)
     ledger.put(round_in.number, {"status": "running", "input_sha256": digest})

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+
+import structcover.reward as reward_module
 from structcover.tools.coverage.archive import GridArchive
 from structcover.tools.coverage.bins import Dimension
 from structcover.tools.data.corpus import corpus_root
 from structcover.tools.features.extract import extract_values
-
-import structcover.reward as reward_module
 
 ADVERSARIAL = Path(__file__).resolve().parents[1] / "data" / "adversarial"
 GEMM = corpus_root() / "gemm" / "variants"
