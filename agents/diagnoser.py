@@ -62,7 +62,12 @@ class Diagnoser:
             mem = tools.memory.gap(gap["task"], gap["bin"])
             gap = GapState(**gap)  # a copy: the tool's list stays untouched
             gap["failures"] = max(gap["failures"], len(mem.failures))
-            if mem.status == "infeasible" and gap["status"] != "filled":
+            if mem.status == "filled" and mem.filled_by and gap["status"] == "open":
+                # An earlier round filled it; that program is not new to this round's data.
+                gap["status"] = "reused"
+                gap["reasons"] = [*gap["reasons"], f"filled earlier by {mem.filled_by}: "
+                                  "re-used as reweighting, not a new program"]
+            elif mem.status == "infeasible" and gap["status"] != "filled":
                 gap["status"] = "infeasible"
                 gap["reasons"] = [*gap["reasons"], f"proven infeasible: {mem.proof}"]
             elif mem.failures and gap["status"] == "open":

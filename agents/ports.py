@@ -44,6 +44,7 @@ class GapMemory:
     last_stage: str = ""
     last_reason: str = ""
     tried: list[str] = field(default_factory=list)  # program ids attempted, any round
+    filled_by: str = ""  # the verified program that filled it, in an earlier step or round
 
 
 class CoverageTool(Protocol):

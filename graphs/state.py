@@ -15,7 +15,9 @@ from typing import Annotated, Any, Literal
 from typing_extensions import TypedDict
 
 Outcome = Literal["filled", "failed", "skipped"]
-GapStatus = Literal["open", "targeted", "filled", "infeasible"]
+#: ``reused``: filled in an earlier round by a program memory holds; re-using it is
+#: reweighting, reported apart, never counted as a new program.
+GapStatus = Literal["open", "targeted", "filled", "infeasible", "reused"]
 
 
 class TaskCoverageState(TypedDict):

@@ -186,13 +186,15 @@ def summarize(state: dict[str, Any], prep: Prepared, options: CampaignOptions) -
     open_gaps = [OpenGap(task=g["task"], bin=g["bin"],
                          status="infeasible" if g["status"] == "infeasible" else "open",
                          reason="; ".join(g["reasons"][1:]) or g["reasons"][0])
-                 for g in state.get("gaps", []) if g["status"] != "filled"]
+                 for g in state.get("gaps", []) if g["status"] not in ("filled", "reused")]
+    reused = [f"{g['task']} / {g['bin']}: {g['reasons'][-1]}" for g in state.get("gaps", [])
+              if g["status"] == "reused"]
     return CampaignResult(
         state_dir=str(prep.state_dir), round=prep.round, f_star=list(state.get("f_star", [])),
         drift=list(state.get("drift", [])), coverage=coverage,
         scov_before=_mean([c.before for c in coverage]),
         scov_after=_mean([c.after for c in coverage]), added=added,
-        reweighted=sorted(set(state.get("reweighted", []))), open_gaps=open_gaps,
+        reweighted=sorted({*state.get("reweighted", []), *reused}), open_gaps=open_gaps,
         candidates=int(state.get("candidates", 0)), verified=int(state.get("verified", 0)),
         stopped=str(state.get("stopped", "")), files=dict(state.get("files", {})),
         notes=[*prep.notes, *state.get("notes", [])])

@@ -190,7 +190,9 @@ class StoreMemory:
                          last_stage=("no-candidate" if last and last.outcome == "skipped"
                                      else (last.stage if last else "")),
                          last_reason=last.reason if last else "",
-                         tried=[a.candidate_id for a in h.attempts if a.candidate_id])
+                         tried=[a.candidate_id for a in h.attempts if a.candidate_id],
+                         filled_by=next((a.candidate_id or "" for a in h.attempts
+                                         if a.outcome == "filled"), ""))
 
     def record_attempt(self, task: str, bin: str, attempt: dict[str, Any],
                        round: int) -> None:

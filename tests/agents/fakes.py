@@ -10,7 +10,6 @@ from typing import Any
 
 from structcover.agents.ports import GapMemory, MutantSource, Neighbour, Toolbox
 from structcover.graphs.state import GapState, TaskCoverageState, Verdict
-
 from structcover.schema import content_hash
 
 REUSE = ("none", "smem", "reg")
@@ -103,6 +102,8 @@ class FakeMemory:
             g.last_stage, g.last_reason = attempt["stage"], attempt["reason"]
             if attempt["program_id"]:
                 g.tried.append(attempt["program_id"])
+            if attempt["stage"] == "ok":
+                g.filled_by = attempt["program_id"]
             if attempt["stage"] not in ("ok", "no-candidate"):
                 g.failures.append(attempt["reason"])
 
