@@ -1,10 +1,10 @@
 """Benchmark structural feature extraction: speed on one core and memory over 100k programs.
 
 Speed (one process, so one core): programs are the sample corpus joined family by family
-into typical 2-8 KB sources. Each round times the bare tree-sitter parse of every program and
-the full extraction of every program (CPU time, ``time.process_time``, so other processes on
-a shared machine distort it less than wall time); the best round is reported. Targets
-(issue 3): extraction / bare parse <= 3, >= 200 programs/s per core.
+into typical 2-4 KB sources. Each round times the bare tree-sitter parse and the full
+extraction of every program; each program's best time over the rounds is kept and summed
+(robust to bursts of load on a shared machine). Targets: >= 400 programs/s per core on
+2-4 KB kernels (issue 12); the ratio extraction / bare parse is reported (issue 3 asked <= 3).
 
 Memory: ``extract_table`` streams N programs (corpus programs perturbed so every content
 hash differs, cache off) through the process pool; peak resident memory of the parent and of
@@ -34,8 +34,8 @@ RESULTS = Path(__file__).with_name("RESULTS.md")
 SECTION = "## Feature extraction"
 
 
-def typical_programs(min_bytes: int = 2048, max_bytes: int = 8192) -> list[str]:
-    """Corpus programs joined within each family until each source is 2-8 KB."""
+def typical_programs(min_bytes: int = 2048, max_bytes: int = 4096) -> list[str]:
+    """Corpus programs joined within each family until each source is 2-4 KB."""
     out: list[str] = []
     for family in load_corpus():
         current = ""
@@ -53,24 +53,31 @@ def typical_programs(min_bytes: int = 2048, max_bytes: int = 8192) -> list[str]:
 
 
 def speed(programs: list[str], rounds: int) -> dict[str, float]:
-    """Best-of-``rounds`` CPU time per program for bare parsing and full extraction."""
+    """Per-program best-of-``rounds`` wall time for bare parsing and full extraction, summed.
+
+    Taking each program's minimum over the rounds (rather than the best whole round) keeps
+    the figure close to an uncontended core on a shared machine: a burst of load spoils one
+    program's sample in a round, not the round.
+    """
     gc.collect()
     for src in programs:  # warm caches (parser, queries, regexes)
         extract_values(src)
-    best_parse = best_extract = float("inf")
-    for _ in range(rounds):
-        t = time.process_time()
-        for src in programs:
-            parse(src)
-        best_parse = min(best_parse, time.process_time() - t)
-        t = time.process_time()
-        for src in programs:
-            extract_values(src)
-        best_extract = min(best_extract, time.process_time() - t)
     n = len(programs)
+    best_parse = [float("inf")] * n
+    best_extract = [float("inf")] * n
+    clock = time.perf_counter
+    for _ in range(rounds):
+        for i, src in enumerate(programs):
+            t = clock()
+            parse(src)
+            best_parse[i] = min(best_parse[i], clock() - t)
+            t = clock()
+            extract_values(src)
+            best_extract[i] = min(best_extract[i], clock() - t)
+    p, e = sum(best_parse), sum(best_extract)
     return {"programs": n, "mean_kb": sum(map(len, programs)) / n / 1024,
-            "parse_ms": best_parse / n * 1e3, "extract_ms": best_extract / n * 1e3,
-            "ratio": best_extract / best_parse, "per_s": n / best_extract}
+            "parse_ms": p / n * 1e3, "extract_ms": e / n * 1e3,
+            "ratio": e / p, "per_s": n / e}
 
 
 def perturbed(n: int) -> Iterator[tuple[str, str]]:
@@ -110,20 +117,20 @@ def machine() -> str:
 def render(sp: dict[str, float], mem: dict[str, float] | None) -> str:
     """The RESULTS.md section."""
     ok_ratio = "met" if sp["ratio"] <= 3 else "NOT met"
-    ok_rate = "met" if sp["per_s"] >= 200 else "NOT met"
+    ok_rate = "met" if sp["per_s"] >= 400 else "NOT met"
     lines = [
         SECTION, "",
         f"Measured {time.strftime('%Y-%m-%d')} by `python bench/bench_features.py --write` on "
-        f"{machine()}; a shared machine (other jobs running), so CPU time "
-        "(`time.process_time`), best of the rounds.",
+        f"{machine()}; a shared machine (other jobs running), so each program's "
+        "best time over the rounds is kept (wall clock).",
         "",
         "| measure | value |", "|---|---|",
-        f"| programs (corpus joined per family into 2-8 KB sources) | {sp['programs']} "
+        f"| programs (corpus joined per family into 2-4 KB sources) | {sp['programs']} "
         f"(mean {sp['mean_kb']:.1f} KB) |",
         f"| bare tree-sitter parse per program | {sp['parse_ms']:.2f} ms |",
         f"| full extraction per program (parse included) | {sp['extract_ms']:.2f} ms |",
         f"| ratio extraction / bare parse | {sp['ratio']:.2f} (target <= 3: {ok_ratio}) |",
-        f"| programs/s on one core | {sp['per_s']:.0f} (target >= 200: {ok_rate}) |",
+        f"| programs/s on one core | {sp['per_s']:.0f} (target >= 400: {ok_rate}) |",
     ]
     if mem is not None:
         lines += [

@@ -15,7 +15,7 @@ import re
 from tree_sitter import Node
 
 from structcover.tools.cuda_ast import field_id
-from structcover.tools.features.dataflow import Indirect, NotAffine, Resolver, const_of
+from structcover.tools.features.dataflow import Indirect, NotAffine, Resolver, _number, const_of
 from structcover.tools.features.memory import MemoryFacts
 from structcover.tools.features.model import Facts, Func
 
@@ -41,6 +41,8 @@ _MATH_NAMES = (b"expf exp __expf exp2f logf log __logf tanhf tanh sqrtf sqrt rsq
 #: One search decides "value statement": a float literal or a math/fma call.
 _VALUE = re.compile(rb"\b\d+\.\d*|\.\d|\b\d+[eE][-+]?\d|\b\d+f\b|\b(?:"
                     + b"|".join(re.escape(n) for n in _MATH_NAMES) + rb")\s*\(")
+#: A division by a warp (or a shift by 5): how a warp id is computed.
+_WARP_ID = re.compile(rb"/\s*\(?\s*(?:32\b|warpSize|\w*WARP\w*|\w*[Ww]arp_?[Ss]ize\w*)|>>\s*5\b")
 _ARITH = re.compile(rb"(?<![-+*/<>=!&|])[-+*/](?![-+=>])")
 _BRACKETS = re.compile(rb"\[[^\[\]]*\]")
 _FMA = (b"fma", b"fmaf", b"__fmaf_rn", b"__fmaf_rz", b"__fma_rn", b"__hfma", b"__hfma2")
@@ -49,7 +51,7 @@ _MATH = frozenset({b"expf", b"exp", b"__expf", b"exp2f", b"logf", b"log", b"__lo
                    b"sinf", b"cosf", b"__sinf", b"__cosf", b"fmaxf", b"fminf", b"max", b"min",
                    b"fabsf", b"abs", b"__fdividef", b"sigmoid", b"relu", b"gelu", b"hexp",
                    b"h2exp", b"__hmax", b"__hmul", b"__hadd", b"__hmul2", b"__hadd2"})
-_WARP_DIVISORS = (b"32", b"warpSize", b"WARP", b"warp")
+_WARP_DIVISORS = (b"32", b"warpSize", b"WARP", b"warp", b"Warp")
 _ASYNC_COPY = (b"memcpy_async", b"__pipeline_memcpy_async", b"cp_async", b"cp.async")
 _PIPE_WAIT = (b"__pipeline_wait_prior", b"cp_async_wait", b"cp.async.wait_group",
               b"pipeline_wait", b".consumer_wait", b".producer_acquire", b"wait_prior")
@@ -75,9 +77,8 @@ def trip_count(res: Resolver, loop: Node) -> float | None:
     right = cond.child_by_field_id(_F_RIGHT)
     if op is None or left is None or right is None or op.type not in ("<", "<=", "!=", ">", ">="):
         return None
-    try:
-        bound = const_of(res.resolve(right)[0])
-    except (NotAffine, Indirect):
+    bound = _const(res, right)
+    if bound is None:
         return None
     start = 0.0
     if init is not None:
@@ -88,10 +89,7 @@ def trip_count(res: Resolver, loop: Node) -> float | None:
         elif init.type == "assignment_expression":
             value = init.child_by_field_id(_F_RIGHT)
         if value is not None:
-            try:
-                start_v = const_of(res.resolve(value)[0])
-            except (NotAffine, Indirect):
-                return None
+            start_v = _const(res, value)
             if start_v is None:
                 return None
             start = start_v
@@ -107,6 +105,25 @@ def trip_count(res: Resolver, loop: Node) -> float | None:
     return min(float(int(trips + 0.999)), _MAX_TRIPS)
 
 
+def _const(res: Resolver, node: Node) -> float | None:
+    """Constant value of ``node``, None when it is not one. Literals and kernel parameters
+    (symbols unless a template argument fixes them) are answered without the resolver."""
+    t = node.type
+    if t == "number_literal":
+        try:
+            return _number(node.text)
+        except ValueError:
+            return None
+    if t == "identifier" and res.func.kind == "global":
+        name = node.text
+        if name in res.func.params and name not in res.func.template_values:
+            return None
+    try:
+        return const_of(res.resolve(node)[0])
+    except (NotAffine, Indirect):
+        return None
+
+
 def _step(res: Resolver, upd: Node) -> float | None:
     if upd.type == "update_expression":
         return 1.0
@@ -115,10 +132,7 @@ def _step(res: Resolver, upd: Node) -> float | None:
         right = upd.child_by_field_id(_F_RIGHT)
         if op is None or right is None or op.type not in ("+=", "-="):
             return None
-        try:
-            return const_of(res.resolve(right)[0])
-        except (NotAffine, Indirect):
-            return None
+        return _const(res, right)
     return None
 
 
@@ -155,10 +169,10 @@ class _Trips:
         return w, wu
 
 
-def _enclosing(func: Func, node: Node) -> tuple[Node, ...]:
+def _enclosing(spans: list[tuple[int, int, Node]], node: Node) -> tuple[Node, ...]:
+    """The loops (``(start, end, node)`` spans) around ``node``."""
     s = node.start_byte
-    return tuple(site.node for site in func.loops
-                 if site.node.start_byte <= s < site.node.end_byte)
+    return tuple(n for a, b, n in spans if a <= s < b)
 
 
 def _flops(text: bytes, op: str) -> float:
@@ -228,8 +242,6 @@ def expert_features(facts: Facts, mem: MemoryFacts, resolvers: dict[int, Resolve
     waits = any(any(w in name for w in _PIPE_WAIT) for name in facts.all_calls) or any(
         b"cp.async.wait" in a or b"commit_group" in a for a in facts.asm)
     src = facts.parsed.src
-    # A warp id needs a division by a warp (or a shift by 5) somewhere in the source.
-    warp_hint = any(h in src for h in (b"32", b"arp", b"WARP", b">> 5", b">>5"))
     for func in facts.funcs:
         if not func.is_device:
             continue
@@ -255,6 +267,8 @@ def expert_features(facts: Facts, mem: MemoryFacts, resolvers: dict[int, Resolve
         acc_arrays: set[bytes] = set()
         stores = func.stores
         for site in func.subscripts:
+            if not site.loop_depth:
+                continue  # accumulators and the arithmetic that counts sit in loops
             node = site.node
             if (node.start_byte, node.end_byte) not in stores:
                 continue  # not the target of an assignment (reading the parent is costly)
@@ -266,21 +280,37 @@ def expert_features(facts: Facts, mem: MemoryFacts, resolvers: dict[int, Resolve
             op = op_node.type if op_node is not None else "="
             right = parent.child_by_field_id(_F_RIGHT)
             base, idx = _array_base(node)
+            rtext = right.text if right is not None else b""
             if base is not None and base.type == "identifier" and base.text in func.local_arrays:
-                if site.loop_depth > 0 and (op in ("+=", "-=", "*=") or (
-                        right is not None and base.text in right.text)):
+                if op in ("+=", "-=", "*=") or base.text in rtext:
                     acc_arrays.add(base.text)
-            if right is not None and (_is_value(right.text) or op != "="):
-                flops += _flops(right.text, op) * trips.weight(site.loops, UNKNOWN_TRIPS)
-        for name, defs in func.defs.items():
-            first = defs[0]
+            if right is not None and (op != "=" or _is_value(rtext)):
+                flops += _flops(rtext, op) * trips.weight(site.loops, UNKNOWN_TRIPS)
+        # Value statements on scalars inside loops (outside loops they are too few to count:
+        # a loop body weighs at least its trip count).
+        spans = [(site.node.start_byte, site.node.end_byte, site.node) for site in func.loops]
+        lo = min((a for a, _, _ in spans), default=0)
+        hi = max((b for _, b, _ in spans), default=0)
+        for name, defs in func.defs.items() if spans else ():
+            first = None
             for op, value in defs:
-                if op == "for" or not (_is_value(value.text) or (
-                        op in ("+=", "-=", "*=", "/=") and first[0] == "decl"
-                        and _is_value(first[1].text))):
-                    continue  # index arithmetic, pointer increments, plain copies
-                loops = _enclosing(func, value)
-                flops += _flops(value.text, op) * trips.weight(loops, UNKNOWN_TRIPS)
+                if op == "for":
+                    continue
+                at = value.start_byte
+                if not lo <= at < hi:
+                    continue
+                loops = _enclosing(spans, value)
+                if not loops:
+                    continue
+                text = value.text
+                if not _is_value(text):
+                    if op not in ("+=", "-=", "*=", "/="):
+                        continue  # index arithmetic, pointer increments, plain copies
+                    if first is None:  # an accumulator: declared with a value (0.0f)
+                        first = defs[0][0] == "decl" and _is_value(defs[0][1].text)
+                    if not first:
+                        continue
+                flops += _flops(text, op) * trips.weight(loops, UNKNOWN_TRIPS)
         accumulators += sum(_local_array_elems(res, func, a) for a in acc_arrays)
         # Double buffering: a staged shared array with a small leading stage dimension that
         # is indexed by a variable (As[buf][..], As[k % 2][..]).
@@ -301,7 +331,7 @@ def expert_features(facts: Facts, mem: MemoryFacts, resolvers: dict[int, Resolve
                     double_buffer = True
                     stages = max(stages, int(lead))
                     break
-        warp_tiling = warp_tiling or (warp_hint and _warp_tiled(func, accesses))
+        warp_tiling = warp_tiling or _warp_tiled(func, accesses, src)
         if func.kind == "global":
             kernel_stages = max(kernel_stages, _stages(func))
     if async_copy and waits:
@@ -348,9 +378,13 @@ def _stage_index(func: Func, idx: Node) -> bool:
     return False
 
 
-def _warp_tiled(func: Func, accesses: list) -> bool:
+def _warp_tiled(func: Func, accesses: list, src: bytes) -> bool:
     """A shared-memory read inside a loop whose index follows a warp id (a thread index
     divided by a warp): each warp works on its own sub-tile."""
+    if not any(a.space == "shared" and not a.store and a.site.loop_depth > 0 for a in accesses):
+        return False
+    if _WARP_ID.search(src, func.node.start_byte, func.node.end_byte) is None:
+        return False
     warp_vars: set[bytes] = set()
     for name, defs in func.defs.items():
         for _, value in defs[:2]:
@@ -384,17 +418,23 @@ def _stages(func: Func) -> int:
         for name, defs in func.defs.items():
             if len(defs) < 2 and defs[0][0] in ("decl", "for") or name in func.local_arrays:
                 continue  # never updated after its declaration
-            decl = next((v.start_byte for op, v in defs if op in ("decl", "for")), -1)
+            decl = -2
             for op, value in defs:
-                if op in ("decl", "for") or op not in ("+=", "*=", "="):
+                if op != "+=" and op != "*=" and op != "=":
                     continue
                 t = value.text
-                carried = (op in ("+=", "*=") and (_is_value(t) or b"shfl" in t)) or (
-                    op == "=" and name in _NAME.findall(t)
-                    and any(m in t for m in (b"max", b"min", b"shfl")))
+                if op == "=":
+                    carried = (b"max" in t or b"min" in t or b"shfl" in t) \
+                        and name in _NAME.findall(t)
+                else:
+                    carried = b"shfl" in t or _is_value(t)
+                if not carried:
+                    continue
+                if decl == -2:
+                    decl = next((v.start_byte for o, v in defs if o in ("decl", "for")), -1)
+                at = value.start_byte
                 # Carried across iterations: updated in a loop that its declaration is outside.
-                if carried and any(s <= value.start_byte < e and not s <= decl < e
-                                   for s, e in spans):
+                if any(s <= at < e and not s <= decl < e for s, e in spans):
                     reduced.add(name)
                     break
     math = {n.lstrip(b"_").rstrip(b"f") for n, _ in func.calls
