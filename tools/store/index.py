@@ -60,7 +60,7 @@ class ProgramIndex:
         self.client = chromadb.PersistentClient(
             path=str(self.path), settings=Settings(anonymized_telemetry=False))
         self.collection = self.client.get_or_create_collection(
-            COLLECTION, embedding_function=self.embedding,  # type: ignore[arg-type]
+            COLLECTION, embedding_function=self.embedding,
             configuration={"hnsw": {"space": "cosine"}})
 
     def reset(self) -> None:
@@ -97,7 +97,7 @@ class ProgramIndex:
             self.collection.upsert(
                 ids=[r.program_id for r in chunk],
                 embeddings=self.embedding.embed_features([r.features for r in chunk]),
-                metadatas=[_metadata(r) for r in chunk])  # type: ignore[arg-type]
+                metadatas=[_metadata(r) for r in chunk])
 
     def delete(self, ids: Sequence[str]) -> None:
         """Remove ids from the index."""
