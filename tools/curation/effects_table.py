@@ -48,8 +48,8 @@ def compute_effects(per_family: int | None = None, budget_s: float | None = None
 
     Args:
         per_family: At most this many programs per family (reference first); all when None.
-        budget_s: Stop starting new programs after this many seconds (the table says how
-            many programs it covers).
+        budget_s: Stop starting new programs after this many seconds, once one program is
+            measured (the table says how many programs it covers).
     """
     from structcover.tools.data.corpus import load_corpus
     from structcover.tools.features.extract import extract_features
@@ -61,7 +61,8 @@ def compute_effects(per_family: int | None = None, budget_s: float | None = None
     start = time.monotonic()
     for family in load_corpus():
         for prog in family.programs[:per_family]:
-            if budget_s is not None and time.monotonic() - start > budget_s:
+            if budget_s is not None and table.programs and \
+                    time.monotonic() - start > budget_s:
                 return table
             before = extract_features(prog.source).values
             lv = {a: str(before[a]) for a in LEVELS}
