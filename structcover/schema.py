@@ -235,7 +235,8 @@ class TaskSpec(BaseModel):
         if not self.input_profiles:
             raise ValueError(f"task {self.task_id}: input_profiles must name at least one profile")
         if self.large_scale <= 0:
-            raise ValueError(f"task {self.task_id}: large_scale must be > 0, got {self.large_scale}")
+            raise ValueError(f"task {self.task_id}: large_scale must be > 0, "
+                             f"got {self.large_scale}")
         return self
 
     @property

@@ -159,7 +159,7 @@ def _run_all(backend: ExecutionBackend, source: str, spec: TaskSpec, trials: lis
                 ran.append(backend.run(source, spec, inputs, sizes=sizes, timeout_s=timeout_s))
                 if ran[-1].status != "ok":
                     break
-        results.update(zip(members, ran))
+        results.update(zip(members, ran, strict=False))  # a batch may stop early
         if len(ran) < len(members) or any(r.status != "ok" for r in ran):
             break
     out = []
@@ -187,7 +187,7 @@ def _reference_runs(reference_src: str, spec: TaskSpec, trials: list[Trial],
     if missing:
         ran = _run_all(backend, reference_src, spec, [trials[i] for i in missing],
                        [all_inputs[i] for i in missing], timeout_s)
-        for i, result in zip(missing, ran):
+        for i, result in zip(missing, ran, strict=False):
             cache.put(keys[i], result)
             found[i] = result
         last = ran[-1] if ran else RunResult(status="crash", detail="backend returned no result")
@@ -337,7 +337,7 @@ def check_equivalence(candidate_src: str, reference_src: str, spec: TaskSpec, *,
     def conclude(**kw: object) -> Verdict:
         return _verdict(candidate_src, spec, backend.name, hacking_flags=flags, seed=seed, **kw)
 
-    for trial, ref in zip(plan, refs):
+    for trial, ref in zip(plan, refs, strict=True):
         if ref.status != "ok":
             return conclude(equivalent=None, failure="reference-failed",
                            detail=f"reference {ref.status} on {trial.describe()}: "
@@ -349,7 +349,7 @@ def check_equivalence(candidate_src: str, reference_src: str, spec: TaskSpec, *,
     max_abs = max_rel = 0.0
     notes: list[str] = []
     first_timing, first_energy = None, None
-    for trial, inputs, ref, cand in zip(plan, all_inputs, refs, cands):
+    for trial, inputs, ref, cand in zip(plan, all_inputs, refs, cands, strict=False):
         where = trial.describe()
         if cand.status != "ok":
             compiled = {"compile-error": False, "rejected": None}.get(cand.status, True)

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel
+
+from structcover.schema import TaskSpec, TensorArg
 from structcover.tools.compiler.launches import node_text, parse
 from structcover.tools.verify.hacking_subject import (
     Subject,
@@ -34,8 +36,6 @@ from structcover.tools.verify.hacking_subject import (
     subject,
 )
 from structcover.tools.verify.preprocess import strip_comments
-
-from structcover.schema import TaskSpec, TensorArg
 
 __all__ = ["CHECKS", "CheckResult", "Subject", "hard_failures", "run_checks", "strip_comments"]
 
@@ -113,7 +113,8 @@ def check_no_library_delegation(program: str | Subject) -> tuple[bool, str]:
     # a local name to it (a message that merely mentions one is not).
     for lit in subj.pp.strings:
         if m := _LIB_SYMBOL.fullmatch(lit.strip('R"() ').strip()):
-            return False, f"names a library symbol in a string (asm label or alias?): `{m.group(0)}`"
+            return False, (f"names a library symbol in a string (asm label or alias?): "
+                           f"`{m.group(0)}`")
     return True, "no reference-library calls"
 
 
@@ -158,7 +159,8 @@ def _host_state(text: str) -> str | None:
                     or any(c.type == "function_declarator" for c in decl.named_children)
                     or re.match(r"\s*(?:extern\s+)?(?:typedef|using|namespace)\b", decl_text)):
                 continue
-            return f"mutable host global `{decl_text.strip()[:80]}` (line {decl.start_point[0] + 1})"
+            return (f"mutable host global `{decl_text.strip()[:80]}` "
+                    f"(line {decl.start_point[0] + 1})")
     for node in _descendants(root, "function_definition"):
         if any(c.type in ("__global__", "__device__") for c in node.children):
             continue
@@ -249,7 +251,8 @@ def check_no_timing_tampering(program: str | Subject) -> tuple[bool, str]:
     if stream is not None:
         for site in _launch_configs(subj.pp.host):
             if len(site) >= 4 and site[3].strip() != stream:
-                return False, f"launch on stream `{site[3].strip()[:40]}` instead of the given `{stream}`"
+                return False, (f"launch on stream `{site[3].strip()[:40]}` instead of the "
+                               f"given `{stream}`")
     return True, "no timing, event or stream tampering"
 
 
@@ -352,7 +355,8 @@ def check_inputs_not_modified(program: str | Subject) -> tuple[bool, str]:
                    and params[i][1]]
     for name in dict.fromkeys(inputs):
         found = first_match([
-            (rf"\((?!\s*const\b)\s*[\w:]+\s*\*\s*\)\s*{name}\b", f"drops const from input `{name}`"),
+            (rf"\((?!\s*const\b)\s*[\w:]+\s*\*\s*\)\s*{name}\b",
+             f"drops const from input `{name}`"),
             (rf"\b(?:const_cast|reinterpret_cast)\s*<\s*(?!const\b)[\w:\s]+\*\s*>\s*\(\s*{name}\b",
              f"drops const from input `{name}`"),
             (rf"\bcuda(?:Memset|Memcpy)\w*\s*\(\s*(?:\(\s*void\s*\*\s*\)\s*)?{name}\b",

@@ -192,7 +192,8 @@ def _cached_state(tree: ast.Module, names: _Names) -> str | None:
             if isinstance(node, ast.Global | ast.Nonlocal):
                 return f"`{type(node).__name__.lower()}` state in `{fn.name}` ({_where(node)})"
             if isinstance(node, ast.Name) and node.id in mutable_globals:
-                return f"function `{fn.name}` uses module-level container `{node.id}` ({_where(node)})"
+                return (f"function `{fn.name}` uses module-level container `{node.id}` "
+                        f"({_where(node)})")
         if fn.name in ("forward", "__call__"):
             for node in ast.walk(fn):
                 targets = node.targets if isinstance(node, ast.Assign) else \
@@ -217,7 +218,8 @@ def _inputs_modified(tree: ast.Module) -> str | None:
                     isinstance(node.func.value, ast.Name) and node.func.value.id in params and \
                     node.func.attr.endswith("_") and not node.func.attr.startswith("_") and \
                     node.func.attr not in _IN_PLACE_SAFE:
-                return f"in-place `{node.func.value.id}.{node.func.attr}()` on an input ({_where(node)})"
+                return (f"in-place `{node.func.value.id}.{node.func.attr}()` on an input "
+                        f"({_where(node)})")
             targets = node.targets if isinstance(node, ast.Assign) else \
                 [node.target] if isinstance(node, ast.AugAssign) else []
             for t in targets:
@@ -262,7 +264,8 @@ def _tables(tree: ast.Module) -> str | None:
             numbers = sum(isinstance(e, ast.Constant) and isinstance(e.value, int | float)
                           for e in node.elts)
             if numbers >= 64:
-                return f"literal table of {numbers} numbers ({_where(node)}): possible hard-coded output"
+                return (f"literal table of {numbers} numbers ({_where(node)}): possible "
+                        "hard-coded output")
     return None
 
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from structcover.tools.verify.preprocess import Preprocessed, preprocess
-
 from structcover.schema import TaskSpec, TensorArg
+from structcover.tools.verify.preprocess import Preprocessed, preprocess
 
 _LAUNCHER = re.compile(r'extern\s+"C"\s+[\w\s*]+?\b(\w+)\s*\(([^)]*)\)\s*\{')
 
@@ -140,12 +139,13 @@ def check_launcher_signature(program: str | Subject) -> tuple[bool, str]:
     if len(params) != want:
         return False, (f"launcher `{subj.spec.launcher}` takes {len(params)} parameters; the task "
                        f"passes {want} ({subj.spec.c_signature()})")
-    for (ctype, name), arg in zip(params, subj.spec.args):
+    for (ctype, name), arg in zip(params, subj.spec.args, strict=False):  # stream last
         pointer = "*" in ctype
         is_tensor = isinstance(arg, TensorArg)
         if pointer != is_tensor:
-            return False, (f"parameter `{name}` is {'a pointer' if pointer else 'not a pointer'} "
-                           f"but the task's `{arg.name}` is {'a buffer' if is_tensor else 'a scalar'}")
+            what = "a pointer" if pointer else "not a pointer"
+            wanted = "a buffer" if is_tensor else "a scalar"
+            return False, f"parameter `{name}` is {what} but the task's `{arg.name}` is {wanted}"
         base = _base_type(ctype)
         expected = _CTYPE_OF[arg.dtype if is_tensor else arg.ctype]  # type: ignore[union-attr]
         if base in _KNOWN and base not in expected and base != "void":

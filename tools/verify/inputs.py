@@ -140,7 +140,8 @@ def draw_tensor(arg: TensorArg, shape: tuple[int, ...], seed: int,
             raise ValueError(f"{arg.name}: randint needs high > low, got [{arg.low}, {arg.high})")
         values = rng.integers(low, high, size=shape).astype(np.float64)
     else:
-        raise ValueError(f"{arg.name}: distribution {dist!r} must be filled by the task's generator")
+        raise ValueError(f"{arg.name}: distribution {dist!r} must be filled by the task's "
+                         "generator")
     if profile != "nominal" and dist in ("uniform", "normal", "randint"):
         values = _apply_profile(values, arg, profile, rng, large_scale)
     return _cast(values, arg.dtype)

@@ -126,7 +126,7 @@ def _neutralize(source: str) -> tuple[str, list[str]]:
     # Comments may sit between `#` and the directive name: judge each line without them.
     plain = strip_comments("\n".join(lines)).split("\n")
     out = []
-    for line, bare in zip(lines, plain):
+    for line, bare in zip(lines, plain, strict=True):
         m = _DIRECTIVE.match(bare)
         if m:
             if m.group("name") not in ("line",) and not m.group("name").isdigit():

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from structcover.config import VerifySettings
 from structcover.tools.data.corpus import find_task, load_task
 from structcover.tools.verify.equivalence import ReferenceCache, check_equivalence
 from structcover.tools.verify.select import CpuBackend
-
-from structcover.config import VerifySettings
 
 ROOT = Path(__file__).resolve().parents[2] / "data" / "adversarial"
 FOLDERS = ("cheating", "escape", "emulator")

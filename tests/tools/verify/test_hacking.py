@@ -8,11 +8,15 @@ import pytest
 
 from structcover.schema import TaskSpec
 from structcover.tools.data.corpus import load_corpus
-from structcover.tools.verify.hacking import (CHECKS, check_device_globals,
-                                              check_no_library_delegation,
-                                              check_no_precision_downgrade,
-                                              check_no_timing_tampering, hard_failures,
-                                              run_checks)
+from structcover.tools.verify.hacking import (
+    CHECKS,
+    check_device_globals,
+    check_no_library_delegation,
+    check_no_precision_downgrade,
+    check_no_timing_tampering,
+    hard_failures,
+    run_checks,
+)
 
 ADVERSARIAL = Path(__file__).resolve().parents[2] / "data" / "adversarial"
 CHECK_NAMES = {c.__name__.removeprefix("check_") for c, _ in CHECKS}
@@ -73,7 +77,8 @@ def test_half_task_may_use_half() -> None:
               'extern "C" int launch(const __half* x, __half* y, int n, cudaStream_t s) '
               '{ k<<<1, 1, 0, s>>>(x, y); return 0; }\n')
     assert check_no_precision_downgrade(source)[0]
-    as_float = source.replace("const __half* x, __half* y, int n", "const float* x, float* y, int n")
+    as_float = source.replace("const __half* x, __half* y, int n",
+                              "const float* x, float* y, int n")
     assert not check_no_precision_downgrade(as_float)[0]
 
 
@@ -239,7 +244,8 @@ def test_launcher_signature_against_the_task() -> None:
     ok, reason = check_launcher_signature(subject(swapped, SQUARE))
     assert not ok and "pointer" in reason
     typedefd = "typedef double real;\n" + good.replace(
-        "const float* x, float* y, int n, cudaStream_t", "const real* x, real* y, int n, cudaStream_t")
+        "const float* x, float* y, int n, cudaStream_t",
+        "const real* x, real* y, int n, cudaStream_t")
     ok, reason = check_launcher_signature(subject(typedefd, SQUARE))
     assert not ok and "double" in reason
     extra = good.replace("int n, cudaStream_t", "int n, int m, cudaStream_t")
