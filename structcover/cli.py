@@ -7,13 +7,53 @@ Each command group lives in its own module under ``structcover/commands/`` and e
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
+from typing import Any
 
 import typer
+from typer.exceptions import TyperException
+from typer.core import TyperGroup
 
 from structcover import __version__, commands
+from structcover.commands._output import describe_error, fail
+
+#: Set to 1 to let unexpected errors show their traceback (for bug reports).
+DEBUG_ENV = "STRUCTCOVER_DEBUG"
+
+
+class _Group(TyperGroup):
+    """The root group: every error a command does not handle becomes one ``error:`` line.
+
+    Bad input (a missing or unreadable file, undecodable bytes, a malformed table or task)
+    raises ``OSError``, ``UnicodeDecodeError`` or ``ValueError`` somewhere below a command;
+    the user gets the reason and exit status 2, never a traceback. Anything else is a bug:
+    exit status 1 and a pointer to :data:`DEBUG_ENV`.
+    """
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except typer.BadParameter as exc:  # an option out of range: one line, like the rest
+            fail(exc.format_message())
+        except (TyperException, typer.Exit, typer.Abort):  # usage errors, exits: typer's own
+            raise
+        except KeyboardInterrupt:
+            fail("interrupted", code=130)
+        except (OSError, UnicodeError, ValueError, KeyError, LookupError, RecursionError,
+                MemoryError) as exc:
+            if os.environ.get(DEBUG_ENV) == "1":
+                raise
+            fail(describe_error(exc))
+        except Exception as exc:  # a bug: still one line, with the way to the traceback
+            if os.environ.get(DEBUG_ENV) == "1":
+                raise
+            fail(f"internal error ({type(exc).__name__}: {describe_error(exc)}); rerun with "
+                 f"{DEBUG_ENV}=1 for the traceback", code=1)
+
 
 app = typer.Typer(
+    cls=_Group,
     name="structcover",
     help="Structure coverage for RLVR training data on CUDA kernels: discover the structures "
     "that drive speed, measure how the data covers them, and fill the gaps.",

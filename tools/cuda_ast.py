@@ -16,6 +16,8 @@ from functools import lru_cache
 import tree_sitter_cuda
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
+from structcover.tools.data.text import ENCODINGS, decode_source  # noqa: F401 - re-exported
+
 #: Python string literals that may hold CUDA source (triple-quoted, either quote style).
 _PY_TRIPLE = re.compile(r'(?:[rRbBuU]{0,2})("""|\'\'\')(.*?)\1', re.S)
 _PY_HINT = re.compile(r"^\s*(?:import|from)\s+\w+|^\s*def\s+\w+\s*\(|^\s*@\w+", re.M)
@@ -52,30 +54,8 @@ def to_bytes(source: str | bytes) -> bytes:
     return source.encode("utf-8", "surrogatepass")
 
 
-#: Decodings tried in order for source bytes: UTF-8 (a BOM is dropped), Windows-1252 (what
-#: editors on Windows write; a few byte values are undefined in it), then Latin-1, which maps
-#: every byte and so never fails. nvcc itself reads bytes, so a Latin-1 comment compiles.
-ENCODINGS = ("utf-8", "cp1252", "latin-1")
-
-
-def decode_source(raw: bytes) -> tuple[str, str]:
-    """Text of source bytes and the encoding that read them (never raises).
-
-    Returns:
-        ``(text, encoding)`` with encoding one of ``utf-8``, ``utf-8-sig``, ``cp1252``,
-        ``latin-1``.
-    """
-    if raw.startswith(b"\xef\xbb\xbf"):
-        try:
-            return raw[3:].decode("utf-8"), "utf-8-sig"
-        except UnicodeDecodeError:
-            pass
-    for encoding in ENCODINGS:
-        try:
-            return raw.decode(encoding), encoding
-        except UnicodeDecodeError:
-            continue
-    return raw.decode("latin-1", "replace"), "latin-1"  # unreachable: latin-1 maps all bytes
+# decode_source and ENCODINGS live in tools/data/text.py (one decode step for every
+# reader); they are imported above so existing callers keep working.
 
 
 @dataclass

@@ -6,7 +6,7 @@ import json
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import typer
 from pydantic import BaseModel
@@ -55,10 +55,44 @@ def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]
     console.print(table)
 
 
-def fail(message: str, code: int = 2) -> None:
-    """Print an error on stderr and exit with ``code``."""
-    err_console.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Print one ``error:`` line on stderr and exit with ``code``.
+
+    Line breaks in ``message`` (multi-line library errors) are folded so the error stays one
+    line that scripts can grep.
+    """
+    one_line = " ".join(str(message).split())
+    err_console.print(f"[red]error:[/red] {escape(one_line)}", soft_wrap=True)
     raise typer.Exit(code)
+
+
+def warn(message: str) -> None:
+    """Print one ``warning:`` line on stderr (the command goes on)."""
+    err_console.print(f"[yellow]warning:[/yellow] {escape(' '.join(str(message).split()))}",
+                      soft_wrap=True)
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line naming the input and the reason, for an exception no command handled.
+
+    ``OSError`` carries the file it failed on; a ``UnicodeDecodeError`` names the byte; other
+    errors of the package already name their input in the message.
+    """
+    if isinstance(exc, OSError):
+        name = exc.filename if exc.filename is not None else ""
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        return f"{name}: {reason}" if name else reason
+    if isinstance(exc, UnicodeDecodeError):
+        return (f"input is not {exc.encoding} text: byte 0x{exc.object[exc.start]:02x} at "
+                f"offset {exc.start} ({exc.reason})")
+    if isinstance(exc, RecursionError):
+        return "input is nested too deeply to process"
+    if isinstance(exc, MemoryError):
+        return "out of memory while processing the input"
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, KeyError):
+        text = f"missing {text}"
+    return text
 
 
 @contextmanager

@@ -45,7 +45,7 @@ def campaign(
                                 help="Equivalence backend: auto, cpu, gpu, compile-only."),
     wall_time: float | None = typer.Option(None, "--wall-time", help="Wall-clock budget, s."),
     gpu_seconds: float | None = typer.Option(None, "--gpu-seconds", help="GPU budget, s."),
-    round: int | None = typer.Option(None, "--round", help="Round of DATA (default: last)."),
+    round: int | None = typer.Option(None, "--round", min=0, help="Round of DATA (default: last)."),
     seed: int = typer.Option(0, "--seed"),
     resume: bool = typer.Option(False, "--resume", help="Continue the checkpointed campaign."),
     approve: bool = typer.Option(False, "--approve",

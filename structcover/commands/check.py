@@ -9,6 +9,7 @@ import typer
 from rich.markup import escape
 
 from structcover.commands._output import fail, print_json, print_table
+from structcover.tools.data.text import read_source
 
 
 def check(
@@ -20,7 +21,7 @@ def check(
 
     if not file.is_file():
         fail(f"{file}: no such file")
-    results = run_checks(file.read_text(errors="replace"))
+    results = run_checks(read_source(file))
     hard = hard_failures(results)
     if as_json:
         print_json({"file": str(file), "passed": not hard, "checks": results})

@@ -10,13 +10,14 @@ from rich.markup import escape
 
 from structcover.commands._output import console, err_console, fail, print_json, print_table
 from structcover.config import load_settings
+from structcover.tools.data.text import read_source
 
 
 def compile_cmd(
     file: Path = typer.Argument(..., help="A CUDA program (.cu)."),
     arch: str = typer.Option(None, "--arch", help="Target architecture (default from settings: sm_90)."),
     via: str = typer.Option(None, "--via", help="nvrtc, nvcc or auto (default from settings)."),
-    block_size: int = typer.Option(None, "--block-size",
+    block_size: int = typer.Option(None, "--block-size", min=1, max=1024,
                                    help="Threads per block for occupancy (default: read the launch)."),
     include: list[Path] = typer.Option([], "--include", "-I",
                                        help="A folder of the program's own headers (repeatable); "
@@ -34,7 +35,7 @@ def compile_cmd(
     if via is not None:
         settings = settings.model_copy(update={"via": via})
     try:
-        feats = compiler_features(file.read_text(), arch=arch or settings.arch,
+        feats = compiler_features(read_source(file), arch=arch or settings.arch,
                                   block_size=block_size, settings=settings,
                                   include_dirs=list(include) or None)
     except ValueError as exc:

@@ -13,8 +13,8 @@ def curate(
     data: Path = typer.Argument(..., help="Feature table or rollouts (Parquet, JSONL, CSV)."),
     state: Path = typer.Option(..., "--state", help="State folder (frozen archive, rounds)."),
     output: Path = typer.Option(..., "-o", "--output", help="Folder for the curated data."),
-    round: int | None = typer.Option(None, "--round", help="Round to curate (default: last)."),
-    eps: float = typer.Option(1.0, "--eps", help="ε in w ∝ 1/(count(bin)+ε)."),
+    round: int | None = typer.Option(None, "--round", min=0, help="Round to curate (default: last)."),
+    eps: float = typer.Option(1.0, "--eps", min=1e-6, help="ε in w ∝ 1/(count(bin)+ε)."),
     seed: int = typer.Option(0, "--seed", help="Seed for the resampled set."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:

@@ -31,7 +31,7 @@ def _bars(enabled: bool) -> Iterator[Callable[[str, int], Callable[[], None]]]:
 def demo(
     output: Path = typer.Option(Path("structcover-demo"), "-o", "--output",
                                 help="Folder for the demo's outputs."),
-    rounds: int = typer.Option(3, "--rounds", help="Simulated training rounds."),
+    rounds: int = typer.Option(3, "--rounds", min=1, help="Simulated training rounds."),
     skip_verify: bool = typer.Option(False, "--skip-verify",
                                      help="Do not verify the corpus variants first."),
     budget: int = typer.Option(DEMO_BUDGET, "--budget", min=1,

@@ -114,13 +114,13 @@ def discover_command(
                                       "(repeatable), e.g. --control policy."),
     no_length_control: bool = typer.Option(False, "--no-length-control",
                                            help="Do not control for code length."),
-    round_: int | None = typer.Option(None, "--round", help="Round (default: max of the "
+    round_: int | None = typer.Option(None, "--round", min=0, help="Round (default: max of the "
                                       "data's round column, else 0)."),
     target: str = typer.Option("speedup", "--target", help="speedup, runtime_ms or a column."),
     pooled: bool = typer.Option(False, "--pooled", help="R_perf pooled over tasks."),
     all_programs: bool = typer.Option(False, "--all-programs",
                                       help="Keep incorrect programs too."),
-    bootstrap: int | None = typer.Option(None, "--bootstrap", help="Stability resamples."),
+    bootstrap: int | None = typer.Option(None, "--bootstrap", min=1, help="Stability resamples."),
     no_ranking: bool = typer.Option(False, "--no-ranking", help="Skip the baseline table."),
     seed: int | None = typer.Option(None, "--seed"),
     config: Path | None = typer.Option(None, "--config", help="Settings YAML."),

@@ -43,7 +43,7 @@ def features(
                                 "or folder."),
     output: Path | None = typer.Option(None, "-o", "--output", help="Write the table (.parquet)."),
     as_json: bool = typer.Option(False, "--json", help="Print per-program features as JSON."),
-    workers: int | None = typer.Option(None, "--workers", help="Process pool size (0 = per core)."),
+    workers: int | None = typer.Option(None, "--workers", min=0, help="Process pool size (0 = per core)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the cache."),
     patterns: Path | None = typer.Option(None, "--patterns",
                                          help="Count a saved pattern set (JSON)."),
@@ -52,7 +52,7 @@ def features(
     compiler: bool = typer.Option(False, "--compiler",
                                   help="Add compiler features (ptxas, occupancy)."),
     arch: str | None = typer.Option(None, "--arch", help="Target arch for --compiler."),
-    block_size: int | None = typer.Option(None, "--block-size", help="Block size for occupancy."),
+    block_size: int | None = typer.Option(None, "--block-size", min=1, max=1024, help="Block size for occupancy."),
     include: list[Path] = typer.Option([], "--include", "-I",
                                        help="Header folder for --compiler (repeatable); passed "
                                        "to nvcc and NVRTC."),

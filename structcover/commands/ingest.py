@@ -17,7 +17,7 @@ def ingest(
     output: Path | None = typer.Option(None, "-o", "--output", help="Write records (.parquet/.jsonl)."),
     column_map: list[str] | None = typer.Option(None, "--map", help="normalized=source column, repeatable."),
     quarantine: Path | None = typer.Option(None, "--quarantine", help="Where bad rows go (JSONL)."),
-    round_: int = typer.Option(0, "--round", help="Round for rows that give none."),
+    round_: int = typer.Option(0, "--round", min=0, help="Round for rows that give none."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Load rollouts, quarantine bad rows with reasons, and summarize (optionally write them)."""

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from structcover.commands._output import fail, print_json, print_table
+from structcover.tools.data.text import read_source
 
 
 def _resolve_task(task: str | None):  # noqa: ANN202 - TaskSpec | None, lazy import
@@ -86,7 +87,7 @@ def mutate(
         info = get_operator(op)
     except KeyError as exc:
         fail(exc.args[0])
-    source = file.read_text()
+    source = read_source(file)
     result = info.func(source)
     spec = _resolve_task(task)
     checks = []

@@ -44,8 +44,8 @@ def rank_eval(
     group: str = typer.Option("task_id", "--group", help="Group whose programs are compared."),
     label: str = typer.Option("speedup", "--label", help="Reward column (higher is better; "
                               "runtime_ms lower)."),
-    tie: float = typer.Option(0.02, "--tie", help="Relative difference counted as a tie."),
-    folds: int = typer.Option(5, "--folds", help="Folds over tasks."),
+    tie: float = typer.Option(0.02, "--tie", min=0.0, help="Relative difference counted as a tie."),
+    folds: int = typer.Option(5, "--folds", min=2, help="Folds over tasks."),
     spread: str | None = typer.Option(None, "--spread", help="Column of run-to-run spread."),
     seed: int = typer.Option(0, "--seed"),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),

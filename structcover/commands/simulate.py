@@ -10,14 +10,14 @@ from structcover.commands._output import console, fail, print_json
 
 
 def simulate(
-    rounds: int = typer.Option(3, "--rounds", help="Number of rounds."),
+    rounds: int = typer.Option(3, "--rounds", min=1, help="Number of rounds."),
     output: Path = typer.Option(..., "-o", "--output", help="Folder for the rollouts."),
     seed: int = typer.Option(0, "--seed", help="Seed."),
-    collapse: float = typer.Option(0.5, "--collapse", help="Collapse per round, 0..1."),
+    collapse: float = typer.Option(0.5, "--collapse", min=0.0, max=1.0, help="Collapse per round, 0..1."),
     collapse_feature: str | None = typer.Option(
         None, "--collapse-feature", help="Collapse onto this feature's common value "
         "(default: onto each task's fastest program)."),
-    rollouts: int = typer.Option(64, "--rollouts", help="Rollouts per task per round."),
+    rollouts: int = typer.Option(64, "--rollouts", min=1, help="Rollouts per task per round."),
     measured: Path | None = typer.Option(
         None, "--measured", help="Measured timings (JSON {program_id: ms}, CSV or Parquet)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),

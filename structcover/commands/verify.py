@@ -10,6 +10,7 @@ from structcover.commands._output import console, fail, print_json, print_table
 from structcover.config import load_settings
 from structcover.schema import TaskSpec, Verdict
 from structcover.tools.data.corpus import corpus_root, find_task, load_task
+from structcover.tools.data.text import read_source
 
 
 def _resolve_reference(ref: str, task_file: Path | None) -> Path | None:
@@ -42,7 +43,7 @@ def load_task_and_reference(task: str, reference: Path | None) -> tuple[TaskSpec
     if reference is not None:
         if not reference.is_file():
             raise ValueError(f"--reference {reference}: no such file")
-        return spec, reference.read_text()
+        return spec, read_source(reference)
     if family_ref is not None:
         return spec, family_ref
     if spec.reference:
@@ -50,7 +51,7 @@ def load_task_and_reference(task: str, reference: Path | None) -> tuple[TaskSpec
         if found is None:
             raise ValueError(f"task {spec.task_id}: reference {spec.reference!r} not found next "
                              "to the task file or in the corpus; pass --reference")
-        return spec, found.read_text()
+        return spec, read_source(found)
     raise ValueError(f"task {spec.task_id} names no reference; pass --reference")
 
 
@@ -61,7 +62,8 @@ def verify(
                                           help="Reference program (default: the task's)."),
     backend: str | None = typer.Option(None, "--backend",
                                        help="auto, gpu, cpu or compile-only (default: settings)."),
-    trials: int | None = typer.Option(None, "--trials", help="Seeded input sets (default 5)."),
+    trials: int | None = typer.Option(None, "--trials", min=1,
+                                      help="Seeded input sets (default 5)."),
     seed: int | None = typer.Option(None, "--seed", help="Seed to replay a verdict's sizes "
                                     "and inputs (default: a fresh one, printed)."),
     config: Path | None = typer.Option(None, "--config", help="Settings YAML file."),
@@ -103,7 +105,7 @@ def verify(
         runner = get_backend(kind, settings=settings)
         from structcover.tools.compiler.includes import inline_includes
 
-        cand_src = inline_includes(candidate.read_text(errors="replace"), include)
+        cand_src = inline_includes(read_source(candidate), include)
         ref_src = inline_includes(ref_src, include)
         verdict = check_equivalence(cand_src, ref_src, spec,
                                     backend=runner, trials=trials, seed=seed, settings=settings)

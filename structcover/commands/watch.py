@@ -15,7 +15,7 @@ def watch(
     folder: Path = typer.Argument(..., help="Folder the trainer writes round_<N> rollouts into."),
     state: Path = typer.Option(..., "--state", help="Campaign state folder (archive, memory, "
                                                     "checkpoints, curated/)."),
-    interval: float = typer.Option(300.0, "--interval", help="Seconds between polls."),
+    interval: float = typer.Option(300.0, "--interval", min=1.0, help="Seconds between polls."),
     once: bool = typer.Option(False, "--once", help="One pass, then exit (for cron)."),
     complete_when: str = typer.Option("marker", "--complete-when",
                                       help="marker: a round is complete when round_<N>.done "
