@@ -151,7 +151,8 @@ class FakeVerify:
         landed = label(f)
         bad = next((op for op in self.broken if op in source), None)
         if bad:
-            return Verdict(ok=False, stage="equivalence", reason=f"3 of 1024 outputs differ ({bad})",
+            return Verdict(ok=False, stage="equivalence",
+                           reason=f"3 of 1024 outputs differ ({bad})",
                            landed_bin=landed, backend="fake", checks=["compile", "structure"],
                            features=f, gpu_seconds=0.0)
         if landed != bin:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from campaign_fakes import FakePlanner, feats, src, world
+
 from structcover.agents.diagnoser import Diagnoser
 from structcover.agents.ports import GapMemory
 from structcover.agents.recorder import record_result
 from structcover.agents.synthesizer import Synthesizer, feedback_of
 from structcover.agents.verifier import Verifier
 from structcover.graphs.state import TargetResult, TargetState, Verdict
-
 from structcover.schema import content_hash
 
 
@@ -61,7 +61,8 @@ def test_synthesizer_mutates_the_nearest_parent_toward_the_bin() -> None:
     cand = prop.candidate
     assert cand is not None and cand["kind"] == "mutant"
     assert feats(cand["source"]) == {"reuse": "smem", "sync": "none"}
-    assert cand["operators"] == ["to_smem"] and cand["parent_id"] == content_hash(src("t1", "none", "none"))
+    assert cand["operators"] == ["to_smem"]
+    assert cand["parent_id"] == content_hash(src("t1", "none", "none"))
     assert cand["program_id"] == content_hash(cand["source"])
     assert cand["program_id"] not in tools.known_ids
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 def _load() -> None:
     if "campaign_fakes" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("campaign_fakes",
-                                                      Path(__file__).parent.parent / "agents" / "fakes.py")
+        fakes = Path(__file__).parent.parent / "agents" / "fakes.py"
+        spec = importlib.util.spec_from_file_location("campaign_fakes", fakes)
         assert spec and spec.loader
         module = importlib.util.module_from_spec(spec)
         sys.modules["campaign_fakes"] = module

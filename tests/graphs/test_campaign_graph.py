@@ -8,6 +8,7 @@ from pathlib import Path
 from campaign_fakes import INFEASIBLE, world
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
+
 from structcover.graphs.campaign import CampaignContext, Limits, compile_graph
 
 
@@ -30,7 +31,8 @@ def test_fills_every_reachable_bin_and_proves_the_rest(tmp_path: Path) -> None:
     # sync=warp needs to_warp, which the fake verifier always finds not equivalent
     for task in ("t1", "t2"):
         assert "reuse=none|sync=warp" not in after[task]["covered"]
-        assert set(after[task]["covered"]) == {f"reuse={r}|sync={s}" for r in ("none", "smem", "reg")
+        assert set(after[task]["covered"]) == {f"reuse={r}|sync={s}"
+                                               for r in ("none", "smem", "reg")
                                                for s in ("none", "block")}
         for r in ("none", "smem"):
             g = memory.gap(task, f"reuse={r}|sync=warp")
