@@ -1,4 +1,4 @@
-"""Domain models shared by every part of STRUCT-COVER (DESIGN.md §4).
+"""Domain models shared by every part of STRUCT-COVER (docs/ARCHITECTURE.md).
 
 These are plain pydantic models: tools take and return them, the CLI prints them as JSON,
 and the agents read their docstrings. Feature values are raw measures; only the archive bins.

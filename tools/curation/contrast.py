@@ -1,4 +1,4 @@
-"""Structure-reward contrast pairs for high-mismatch bins (DESIGN.md §5, stage 3).
+"""Structure-reward contrast pairs for high-mismatch bins (docs/ARCHITECTURE.md, stage 5).
 
 A pair holds two verified programs of one task where one *looks* optimized (more of the
 structures usually credited with speed) but is slow, and the other looks naive but is fast.

@@ -1,4 +1,4 @@
-"""Coverage-gated curation export (DESIGN.md §5, stage 3).
+"""Coverage-gated curation export (docs/ARCHITECTURE.md, stage 5).
 
 Weights: ``w_i ∝ 1 / (count(bin_i) + ε)``, normalized so that **the weights sum to N**, the
 number of rows (mean weight 1, so an unweighted trainer sees the same effective data size).

@@ -5,7 +5,7 @@ is a polynomial over thread indices (``tid.x`` …), block indices and sizes (``
 ``bdim.x`` …), loop variables and other symbols (parameters, template arguments). A value
 loaded from memory inside the index makes it *indirect*; anything not reducible (calls,
 ternaries, division that does not divide) makes it *unknown* — counted, never guessed
-(DESIGN.md §5).
+(docs/FEATURES.md).
 """
 
 from __future__ import annotations

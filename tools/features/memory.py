@@ -1,6 +1,6 @@
 """Memory access family: classify every global access, shared-memory tiling and padding.
 
-Classification (DESIGN.md §5): the index is reduced to an affine form (see ``dataflow``);
+Classification (docs/FEATURES.md): the index is reduced to an affine form (see ``dataflow``);
 the coefficient of ``threadIdx.x`` in elements of the accessed type decides: ±1 (or a
 fraction) coalesced, a constant > 1 or a symbol strided, absent broadcast; a load inside
 the index is indirect; anything else unknown. ``reinterpret_cast<float4*>`` changes the

@@ -1,4 +1,4 @@
-"""Structure mutation operators (DESIGN.md §5 stage 3): one module per operator family.
+"""Structure mutation operators (docs/ARCHITECTURE.md, stage 5): one module per operator family.
 
 Each operator is a plain function ``program -> MutationResult`` registered in ``base``;
 ``registry()`` lists them with the feature moves their docstrings promise.

@@ -1,4 +1,4 @@
-"""The execution contract every backend implements (DESIGN.md §4, §6).
+"""The execution contract every backend implements (docs/ARCHITECTURE.md).
 
 A backend takes a program's source, its TaskSpec and concrete inputs, calls the program's
 ``extern "C"`` launcher, and returns the output buffers as numpy arrays. Backends never raise

@@ -1,4 +1,4 @@
-"""Compare one output buffer of a candidate against the reference's (DESIGN.md §6).
+"""Compare one output buffer of a candidate against the reference's (docs/ARCHITECTURE.md).
 
 Rules, in order:
 

@@ -1,4 +1,4 @@
-"""Is a candidate program equivalent to its task's reference? (DESIGN.md §6)
+"""Is a candidate program equivalent to its task's reference? (docs/ARCHITECTURE.md)
 
 ``check_equivalence`` first runs the anti-hacking checks (``hacking.run_checks`` on the
 preprocessed program, plus the launcher signature against the spec): their names go into

@@ -1,5 +1,5 @@
 """The GPU backend: build a program as a shared library with nvcc, call its launcher on device
-buffers, time it with CUDA events (DESIGN.md §6).
+buffers, time it with CUDA events (docs/ARCHITECTURE.md).
 
 Protocol of one run (``run_program``, executed inside the sandbox child):
 

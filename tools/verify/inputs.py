@@ -1,4 +1,4 @@
-"""Seeded input generation for a TaskSpec (DESIGN.md §6, program convention).
+"""Seeded input generation for a TaskSpec (docs/ARCHITECTURE.md).
 
 Every backend receives the same arrays for the same ``(spec, seed, sizes)``: one array per
 tensor argument, in launcher order. Inputs follow their ``TensorArg.distribution``; outputs are

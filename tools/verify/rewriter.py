@@ -1,4 +1,4 @@
-"""Rewrite a CUDA program into C++ that compiles against the CPU emulator (DESIGN.md §6).
+"""Rewrite a CUDA program into C++ that compiles against the CPU emulator (docs/EMULATOR.md).
 
 The structural edits use the tree-sitter CUDA grammar, not regexes:
 

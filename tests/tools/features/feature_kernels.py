@@ -21,7 +21,7 @@ __global__ void gather(const float* a, const int* idx, float* c, int n) {
 }
 """
 
-# DESIGN.md §5: m[c*rows + r] with r = blockIdx.x*blockDim.x + threadIdx.x is coalesced,
+# docs/FEATURES.md: m[c*rows + r] with r = blockIdx.x*blockDim.x + threadIdx.x is coalesced,
 # m[r*cols + c] strided.
 COLUMN_MAJOR = r"""
 __global__ void colsum(const float* m, float* out, int rows, int cols) {

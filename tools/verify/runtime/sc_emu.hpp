@@ -1,5 +1,5 @@
 // STRUCT-COVER CUDA emulator: the device and host API that rewritten CUDA programs compile
-// against with a plain C++ compiler (DESIGN.md §6). Each CUDA thread runs as a fiber; a
+// against with a plain C++ compiler (docs/EMULATOR.md). Each CUDA thread runs as a fiber; a
 // block's fibers run on one worker thread; blocks spread over worker threads.
 //
 // The rewriter (tools/verify/rewriter.py) turns `k<<<g,b,s,st>>>(args)` into sc::launch(...)

@@ -1,6 +1,6 @@
 // Warp collectives of the CUDA emulator runtime: __shfl*_sync, __ballot_sync, votes,
 // __match_*_sync, __syncwarp and __activemask as rendezvous over 32-lane warps with CUDA's mask
-// rules (DESIGN.md §6). A lane that arrives first parks its fiber; the last lane of the mask
+// rules (docs/EMULATOR.md). A lane that arrives first parks its fiber; the last lane of the mask
 // completes the group and makes every member runnable again. Fibers and scheduling: sc_emu.cpp.
 #include "sc_internal.hpp"
 
