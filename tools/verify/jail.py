@@ -153,7 +153,7 @@ def _bind_args(ro: list[Path], rw: list[Path]) -> list[str]:
     args: list[str] = []
     # Parents before children so a nested bind is not hidden by its parent's.
     for path in sorted({Path(p).resolve() for p in ro}, key=lambda p: len(p.parts)):
-        if not str(path).startswith("/usr/"):
+        if path.exists() and not str(path).startswith("/usr/"):
             args += ["--ro-bind", str(path), str(path)]
     for path in sorted({Path(p).resolve() for p in rw}, key=lambda p: len(p.parts)):
         args += ["--bind", str(path), str(path)]

@@ -96,8 +96,10 @@ def run_many(source: str, spec: TaskSpec, inputs_batch: list[dict[str, np.ndarra
     job = encode_job(kinds, list(schedules), workers, timeout_s,
                      [({i: arrays[n] for i, n in enumerate(names) if n in arrays}, scalars)
                       for arrays in sets])
+    # The result file holds every tensor once per schedule run: size its limit from the job.
+    result_mb = len(job) * len(schedules) // (1 << 20) + 64
     limits = JailLimits(timeout_s=timeout_s * len(sets) + GRACE_S,
-                        memory_mb=settings.memory_limit_mb, file_size_mb=64, nofile=64,
+                        memory_mb=settings.memory_limit_mb, file_size_mb=result_mb, nofile=64,
                         nproc=64)
     try:
         report, jailed = run_runner(runner, build.path, spec.launcher, job, limits=limits,

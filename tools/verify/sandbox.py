@@ -1,4 +1,5 @@
-"""Run untrusted compile-and-run jobs in a child process with limits (DESIGN.md §6).
+"""Run jobs in a Python child process with limits (the GPU backend; the CPU emulator uses the
+jail of ``jail.py`` instead, see docs/SANDBOX.md).
 
 Every execution of generated code goes through ``sandbox_call``: the job runs in a fresh
 Python child (``_sandbox_child``) in its own session and temp dir, with

@@ -243,3 +243,22 @@ def test_compile_service_applies_the_same_isolation(world: World, via: str) -> N
     probe = compile_program(world.program("python_capi"), via=via, use_cache=False,
                             cache_dir=world.root / "compile-cache", timeout_s=120)
     assert probe.ok and probe.stats, probe.log  # a plain program still compiles in the jail
+
+
+def test_without_a_jail_programs_are_refused_unless_opted_in(
+        world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    from structcover.tools.verify import jail
+
+    _later_verdict_is_right(world)  # build everything while the jail works
+    monkeypatch.setattr(jail, "jail_status", lambda: (False, "bubblewrap is not installed"))
+    res = _run(world, GOOD)
+    assert res.status == "rejected" and "--allow-unsandboxed" in res.detail
+    monkeypatch.setattr(jail, "_ALLOW_UNSANDBOXED", True)
+    res = _run(world, GOOD)
+    assert res.status == "ok", res.detail
+    assert "NOT sandboxed" in res.detail
+    np.testing.assert_array_equal(res.outputs["y"], 2 * _inputs()["x"])
+    # The runner keeps its own seccomp filter without the jail: a fork still ends the run.
+    res = _run(world, world.program("fork_bomb"))
+    assert res.status == "crash" and "forbidden system call" in res.detail, res.detail
+    world.assert_unchanged()
