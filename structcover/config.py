@@ -65,8 +65,8 @@ class DiscoverySettings(BaseModel):
     #: per task are mostly which-program-is-which, not structure that generalises.
     min_gain: float = 0.02
     #: Tiers are calibrated on a within-task permutation null: critical = MI above
-    #: max(tau_high, critical_factor x the null's 99th percentile).
-    critical_factor: float = 5.0
+    #: max(tau_high, its null level + critical_factor x the null spread).
+    critical_factor: float = 3.0
     correct_only: bool = True
     normalize_within_task: bool = True
     seed: int = 0

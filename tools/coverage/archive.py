@@ -1,4 +1,4 @@
-"""The coverage archive B(F*): bins over the critical features, frozen at round 0 (DESIGN.md §5).
+"""The coverage archive B(F*): bins over the critical features, frozen at round 0.
 
 Two geometries, pyribs-style: :class:`GridArchive` (product of per-feature levels / edges) and
 :class:`structcover.tools.coverage.cvt.CVTArchive` (centroids from seeded k-means, used when the dimension count exceeds
@@ -18,8 +18,8 @@ import pandas as pd
 from structcover.config import ArchiveSettings
 from structcover.tools.coverage.axes import fixed_dimension
 from structcover.tools.coverage.bins import Bound, Dimension, reward_of
-
 from structcover.tools.data.atomic import write_text
+
 ARCHIVE_FILE = "archive.json"
 STATUS_NEW, STATUS_IMPROVED, STATUS_NOT_ADDED = "new", "improved", "not_added"
 _MAX_GRID_BINS = 5_000_000

@@ -1,6 +1,6 @@
 """Per-feature discretization for the coverage archive: frozen levels or frozen edges.
 
-Tools return raw feature values; only the archive bins (DESIGN.md §4, OpenEvolve's rule).
+Tools return raw feature values; only the archive bins (OpenEvolve's rule).
 A :class:`Dimension` is fitted once, at round 0, and then frozen: it is saved with the state
 so every later round bins identically and coverage is comparable across rounds.
 """

@@ -116,7 +116,8 @@ def archive_features(discovery: Any | None, table: pd.DataFrame, notes: list[str
 
     Pattern features (:data:`structcover.tools.coverage.axes.PATTERN_AXES`) are what users and
     prompts name, so their level combinations are the bins. Discovery keeps a pattern
-    feature when it is in F* or in the critical tier (and not confounded); when
+    feature when it is in F* or above the marginal tier (its MI clears the within-task
+    permutation null) and not confounded; when
     it keeps none, every pattern feature the table has spans the archive (a note says so),
     since coverage of the pattern space is the question even where speed does not separate
     the levels. Without pattern features, the older rule applies: F*'s critical, structural,
@@ -132,7 +133,8 @@ def archive_features(discovery: Any | None, table: pd.DataFrame, notes: list[str
     if patterns:
         f_star = set(discovery.f_star) if discovery is not None else set()
         kept = [f for f in patterns if f in by and (f in f_star or (
-            by[f].tier == "critical" and not getattr(by[f], "confounded", False)))]
+            by[f].tier in ("critical", "moderate")
+            and not getattr(by[f], "confounded", False)))]
         if kept:
             left = [f for f in patterns if f not in kept]
             notes.append(f"archive spans the pattern features discovery keeps: {kept}"

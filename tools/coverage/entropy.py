@@ -1,4 +1,4 @@
-"""Structural entropy and collapse across rounds (DESIGN.md §5, stage 2).
+"""Structural entropy and collapse across rounds (stage 2 of the loop).
 
 All entropies are in nats over the archive's frozen bins: ``H(S(D)) = -Σ p(s) log p(s)``
 over the joint bins, ``H(S_i)`` over one feature's frozen levels / edges, and

@@ -1,6 +1,6 @@
 """Proofs that an archive bin is infeasible, the only bins a feasibility-adjusted SCov drops.
 
-DESIGN.md §5: report SCov raw, and beside it an adjusted value only for bins *proven*
+Report SCov raw, and beside it an adjusted value only for bins *proven*
 infeasible. Two kinds of proof are accepted: a contradiction between the bin's feature values
 (with the reason, e.g. "warp shuffles need a warp-level reduction"), or at least N targeted
 attempts that all failed, each with its reason. Anything less is not a proof and is rejected

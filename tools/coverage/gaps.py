@@ -1,4 +1,4 @@
-"""The prioritized gap list: which bins to fill next, and why (DESIGN.md §5, stages 2–3).
+"""The prioritized gap list: which bins to fill next, and why (stages 2–3 of the loop).
 
 Priority is a transparent sum, so a reader can check it:
 

@@ -153,6 +153,37 @@ def per_task_coverage(table: pd.DataFrame, archive: Archive, idx: np.ndarray, *,
     return out
 
 
+def task_infeasible_bins(table: pd.DataFrame, archive: Archive, idx: np.ndarray | None = None,
+                         *, rules: Sequence[TaskRule] = DEFAULT_TASK_RULES
+                         ) -> dict[str, dict[str, str]]:
+    """Per task, the labels of the bins a rule proves infeasible, each with its proof.
+
+    Bins a program of the task reaches stay feasible (the program disproves the rule there),
+    exactly as :func:`per_task_coverage` counts them.
+
+    Returns:
+        ``{task_id: {bin label: "rule-name: reason"}}``; tasks without a proof are absent.
+    """
+    idx = archive.index(table) if idx is None else idx
+    masks = {r.name: _rule_mask(archive, r) for r in rules}
+    labels = archive.labels()
+    fams = task_families(table).to_numpy()
+    tasks = table["task_id"].astype(str).to_numpy()
+    out: dict[str, dict[str, str]] = {}
+    for task in sorted(set(tasks)):
+        rows = tasks == task
+        family = str(fams[rows][0])
+        hit = np.zeros(archive.n_bins, bool)
+        hit[idx[rows][idx[rows] >= 0]] = True
+        for rule in rules:
+            mask = masks[rule.name]
+            if mask is None or (family not in rule.families and task not in rule.families):
+                continue
+            for i in np.flatnonzero(mask & ~hit):
+                out.setdefault(task, {}).setdefault(labels[i], f"{rule.name}: {rule.reason}")
+    return out
+
+
 def task_bin_counts(table: pd.DataFrame, archive: Archive, idx: np.ndarray) -> pd.DataFrame:
     """Programs per task (rows) and bin (columns, labelled), for bins any task reaches.
 

@@ -1,4 +1,4 @@
-"""Structure–reward mismatch: ``SRMis = E[|rank(Ŝ(y)) − rank(r)|] / N`` (DESIGN.md §5).
+"""Structure–reward mismatch: ``SRMis = E[|rank(Ŝ(y)) − rank(r)|] / N``.
 
 ``Ŝ`` is a structural performance predictor trained out-of-fold (folds grouped by task, so a
 program's prediction never saw its own task) on the structural features alone; ``r`` is

@@ -1,4 +1,4 @@
-"""Feature discovery (DESIGN.md §5 stage 1): association, redundancy, tiers, stability, drift."""
+"""Feature discovery: association, redundancy, tiers, stability, drift."""
 
 from structcover.tools.mining.discover import (
     MI_MAX_ROWS,

@@ -178,16 +178,39 @@ def permute_within(y: np.ndarray, groups: np.ndarray | None, rng: np.random.Gene
     return out
 
 
+@dataclass
+class NullModel:
+    """MI of every feature against R_perf shuffled within task.
+
+    ``mean[name]`` is the feature's own null level: a feature that identifies the task (a
+    size measure unique per program) reaches a high MI against shuffled rewards, because
+    rewards z-scored within a task of 3 programs take 3 values and one of 8 programs 8, so
+    knowing the task tells the values apart. ``spread[kind]`` is the 99th percentile of
+    (draw - the feature's mean) pooled over the features of a kind: how far one estimate
+    strays from a feature's null level. ``summary[kind]`` pools the raw draws (q50, q95, q99,
+    max, draws) for the report.
+    """
+
+    mean: dict[str, float]
+    spread: dict[str, float]
+    summary: dict[str, dict[str, float]]
+
+    def threshold(self, name: str, discrete: bool, factor: float = 1.0) -> float:
+        """``mean + factor x spread`` of feature ``name`` (0 when it was not measured)."""
+        kind = "categorical" if discrete else "continuous"
+        return self.mean.get(name, 0.0) + factor * self.spread.get(kind, 0.0)
+
+
 def permutation_null(columns: list[Column], y: np.ndarray, rows: np.ndarray, *, seed: int,
-                     groups: np.ndarray | None = None, n_jobs: int = 0, min_draws: int = 40
-                     ) -> dict[str, dict[str, float]]:
-    """The MI each feature kind reaches against rewards shuffled within task.
+                     groups: np.ndarray | None = None, n_jobs: int = 0, draws: int = 8
+                     ) -> NullModel:
+    """The MI each feature reaches against rewards shuffled within task.
 
     Shuffling R_perf among the programs of each task breaks every feature-reward association
-    while keeping each task's reward distribution and every feature's margin, so the MIs
-    measured against it are what the kNN estimator reports for no association at all (at a
-    few thousand rows that is well above zero, more so for categorical features). Each kind
-    is measured against enough shuffles to give at least ``min_draws`` values.
+    while keeping each task's reward values and every feature's values, so what the kNN
+    estimator reports against it is what no association looks like for that feature: the
+    estimator's small-sample bias plus what knowing the task says about the shape of its
+    rewards (see :class:`NullModel`).
 
     Args:
         columns: The candidate features.
@@ -196,47 +219,48 @@ def permutation_null(columns: list[Column], y: np.ndarray, rows: np.ndarray, *, 
         seed: Seeds the shuffles and the estimator.
         groups: Task code per row (None: shuffle across all rows).
         n_jobs: Threads for the MI estimates.
-        min_draws: Null values per kind.
+        draws: Shuffles (each one MI sweep over every column).
 
     Returns:
-        Per kind (``categorical`` / ``continuous``, present kinds only): ``q50``, ``q95``,
-        ``q99``, ``max`` and ``draws``.
+        The per-feature null levels, per-kind spreads and pooled summaries.
     """
     rng = np.random.default_rng(seed + 7919)
-    out: dict[str, dict[str, float]] = {}
+    values: dict[str, list[float]] = {c.name: [] for c in columns}
+    for _ in range(max(2, draws)):
+        shuffled = permute_within(y, groups, rng)
+        for col, v in zip(columns, mi_sweep(columns, shuffled, rows, seed=seed, n_jobs=n_jobs)):
+            if v is not None:
+                values[col.name].append(v)
+    mean = {n: float(np.mean(v)) for n, v in values.items() if v}
+    spread: dict[str, float] = {}
+    summary: dict[str, dict[str, float]] = {}
     for kind, discrete in (("categorical", True), ("continuous", False)):
-        cols = [c for c in columns if c.discrete == discrete]
+        cols = [c.name for c in columns if c.discrete == discrete and values[c.name]]
         if not cols:
             continue
-        draws: list[float] = []
-        for _ in range(max(1, min(5, -(-min_draws // len(cols))))):
-            shuffled = permute_within(y, groups, rng)
-            draws += [v for v in mi_sweep(cols, shuffled, rows, seed=seed, n_jobs=n_jobs)
-                      if v is not None]
-        arr = np.asarray(draws or [0.0])
-        out[kind] = {"q50": float(np.quantile(arr, 0.5)), "q95": float(np.quantile(arr, 0.95)),
-                     "q99": float(np.quantile(arr, 0.99)), "max": float(arr.max()),
-                     "draws": float(len(draws))}
-    return out
+        raw = np.concatenate([values[n] for n in cols])
+        dev = np.concatenate([np.asarray(values[n]) - mean[n] for n in cols])
+        spread[kind] = float(np.quantile(dev, 0.99))
+        summary[kind] = {"q50": float(np.quantile(raw, 0.5)),
+                         "q95": float(np.quantile(raw, 0.95)),
+                         "q99": float(np.quantile(raw, 0.99)), "max": float(raw.max()),
+                         "spread_q99": spread[kind], "draws": float(len(raw))}
+    return NullModel(mean=mean, spread=spread, summary=summary)
 
 
 def noise_floor(columns: list[Column], y: np.ndarray, rows: np.ndarray, *, seed: int,
-                n_jobs: int = 0, quantile: float = 0.99, min_draws: int = 40,
-                groups: np.ndarray | None = None) -> dict[str, float]:
-    """The estimator's noise level per feature kind: the 99th percentile of the null.
+                n_jobs: int = 0, groups: np.ndarray | None = None, draws: int = 3
+                ) -> dict[str, float]:
+    """Per feature, the MI it must beat: its own null level plus the kind's spread.
 
-    See :func:`permutation_null` (``groups`` shuffles within task). The 99th percentile keeps
-    the expected number of pure-noise features passing below one in ~60.
+    See :func:`permutation_null` (``groups`` shuffles within task).
 
     Returns:
-        ``{"categorical": floor, "continuous": floor}`` (kinds present only).
+        ``{feature name: threshold}``.
     """
-    if quantile not in (0.5, 0.95, 0.99):
-        raise ValueError(f"quantile must be 0.5, 0.95 or 0.99, got {quantile}")
-    key = {0.5: "q50", 0.95: "q95", 0.99: "q99"}[quantile]
     null = permutation_null(columns, y, rows, seed=seed, groups=groups, n_jobs=n_jobs,
-                            min_draws=min_draws)
-    return {kind: stats[key] for kind, stats in null.items()}
+                            draws=draws)
+    return {c.name: null.threshold(c.name, c.discrete) for c in columns}
 
 
 #: Folds of the grouped cross-validation that judges forward selection.

@@ -6,17 +6,20 @@ information (a feature enters only if it adds information given those already in
 resampled selection frequency; controls by residualizing R_perf on them within task.
 
 Tiers are calibrated against a within-task permutation null: R_perf is shuffled among the
-programs of each task and the MI of every feature against the shuffled rewards measured
-(:func:`association.permutation_null`, reported as ``settings.null``). Per feature kind,
+programs of each task, and the MI of every feature against the shuffled rewards is measured
+(:func:`association.permutation_null`; summaries in ``settings.null``). Each feature gets its
+own null level ``m_f``, the mean of its MI over the shuffles. A feature that only identifies
+the task reaches a high ``m_f``, because z-scored rewards of a 3-program task take 3 values. The
+spread ``s`` is the 99th percentile of (draw - m_f), pooled over the features of a kind. Then
 
-* ``τ_low = max(tau_low, q99 of the null)``: above it an association is one that shuffled
-  rewards reach in fewer than 1 of 100 draws;
-* ``τ_high = max(tau_high, critical_factor × q99 of the null)``: a critical feature's MI is
-  ``critical_factor`` (default 5) times what noise reaches;
+* ``τ_low(f) = max(tau_low, m_f + s)``: the MI is above what shuffled rewards give this
+  feature in 99 of 100 draws;
+* ``τ_high(f) = max(tau_high, m_f + critical_factor × s)``: the MI clears the feature's null
+  by ``critical_factor`` (default 3) times the spread;
 
-critical ``I > τ_high``, moderate ``τ_low < I ≤ τ_high``, marginal otherwise (the thresholds
-used are ``settings.tau_calibrated``). With controls, tiers use the controlled MI and its own
-null. Meta features (``parse.*``, ``compile.ok``, ``compile.missing_reason``,
+critical ``I > τ_high``, moderate ``τ_low < I ≤ τ_high``, marginal otherwise (each feature's
+``null_mi``, ``tau_low`` and ``tau_high`` are in its report). With controls, tiers use the
+controlled MI and its own null. Meta features (``parse.*``, ``compile.ok``, ``compile.missing_reason``,
 ``compile.error``) describe the pipeline, not the program, and are never candidates. A
 feature that duplicates a confounded one is confounded too.
 """
@@ -35,6 +38,7 @@ from structcover.tools.mining.association import (
     Column,
     mi_sweep,
     noise_floor,
+    NullModel,
     permutation_null,
     select_forward,
 )
@@ -73,6 +77,10 @@ class FeatureReport(BaseModel):
     stability: float = Field(description="fraction of resamples in which F* kept it")
     selected: bool = Field(description="in F*")
     confounded: bool = False
+    null_mi: float | None = Field(default=None, description=(
+        "mean MI against R_perf shuffled within task (controlled R_perf with controls)"))
+    tau_low: float | None = Field(default=None, description="this feature's moderate bar")
+    tau_high: float | None = Field(default=None, description="this feature's critical bar")
     reason: str = Field(default="", description="why it is in F* or not")
 
 
@@ -109,12 +117,10 @@ class DiscoveryRun(BaseModel):
         "per target and feature kind; a feature must exceed max(tau_low, floor) to enter F*")
     null: dict[str, dict[str, dict[str, float]]] = Field(
         default_factory=dict, description="MI against R_perf shuffled within task, per target "
-        "and feature kind: q50, q95, q99, max and the number of draws")
+        "and feature kind: q50, q95, q99, max of the draws, spread_q99 (99th percentile of a "
+        "draw's excess over its feature's null level) and the number of draws")
     critical_factor: float = Field(default=_DEFAULTS.critical_factor, description=(
-        "tau_high per kind is max(tau_high, critical_factor x the null's q99)"))
-    tau_calibrated: dict[str, dict[str, float]] = Field(
-        default_factory=dict, description="the tier thresholds used, per feature kind: "
-        "low = max(tau_low, null q99), high = max(tau_high, critical_factor x null q99)")
+        "tau_high(f) = max(tau_high, null_mi(f) + critical_factor x spread)"))
     excluded_meta: list[str] = Field(default_factory=list,
                                      description="meta features left out of the candidates")
     estimator: str = "sklearn mutual_info_regression (Kraskov kNN, k=3; discrete mask)"
@@ -334,6 +340,10 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
     pool = np.flatnonzero(usable)
     sub = np.sort(rng.choice(pool, size=min(len(pool), mi_rows), replace=False))
     key = "mi_controlled" if used else "mi"
+    # Tiers follow the controls the user asked for; the automatic length control shapes F*
+    # (what structure adds beyond length) but not the tiers.
+    tier_key = "mi_controlled" if used and [c for c in used if c != T.LENGTH_CONTROL] \
+        else "mi"
 
     def sweep(kind: str, rows: np.ndarray) -> dict[str, float | None]:
         out: dict[str, float | None] = {}
@@ -348,25 +358,26 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
     for kind in mi:  # a duplicate has its representative's association
         mi[kind].update({d: mi[kind][r] for d, r in duplicate_of.items()})
     shuffle_in = tasks if normalize_within_task else None
-    nulls = {kind: permutation_null(columns, targets["all"][kind], sub, seed=seed,
-                                    groups=shuffle_in, n_jobs=n_jobs)
-             for kind in ("mi", "mi_controlled") if kind in targets["all"]}
-    floors = {kind: {k: v["q99"] for k, v in null.items()} for kind, null in nulls.items()}
-    tau_cal = {k: {"low": max(tau_low, v["q99"]),
-                   "high": max(tau_high, critical_factor * v["q99"], tau_low)}
-               for k, v in nulls[key].items()}
+    nulls: dict[str, NullModel] = {
+        kind: permutation_null(columns, targets["all"][kind], sub, seed=seed,
+                               groups=shuffle_in, n_jobs=n_jobs)
+        for kind in ("mi", "mi_controlled") if kind in targets["all"]}
+    floors = {kind: {k: v["q99"] for k, v in null.summary.items()}
+              for kind, null in nulls.items()}
+    rep = {c.name: duplicate_of.get(c.name, c.name) for c in everything}
 
-    def tier(name: str, discrete: bool, value: float | None) -> Tier:
-        t = tau_cal.get("categorical" if discrete else "continuous",
-                        {"low": tau_low, "high": tau_high})
-        return tier_of(value, t["high"], t["low"])
+    def limits(kind: str, col: Column) -> tuple[float, float]:
+        """(tau_low, tau_high) of ``col`` against the null of target ``kind``."""
+        null = nulls[kind]
+        return (max(tau_low, null.threshold(rep[col.name], col.discrete)),
+                max(tau_high, tau_low, null.threshold(rep[col.name], col.discrete,
+                                                      critical_factor)))
 
-    def bar_of(floor: dict[str, float]) -> dict[str, float]:
-        # Per feature: the larger of tau_low and the noise floor of its kind.
-        return {c.name: max(tau_low, floor.get("categorical" if c.discrete else "continuous",
-                                               0.0)) for c in everything}
+    def bar_of(threshold: dict[str, float]) -> dict[str, float]:
+        # Per feature: the larger of tau_low and its own null threshold.
+        return {c.name: max(tau_low, threshold.get(rep[c.name], 0.0)) for c in everything}
 
-    bar = {kind: bar_of(f) for kind, f in floors.items()}
+    bar = {kind: {c.name: limits(kind, c)[0] for c in everything} for kind in nulls}
 
     def select(scores: dict[str, float | None], rows: np.ndarray, threshold: dict[str, float],
                explain: bool = True) -> tuple[list[str], dict[str, tuple[str, float]]]:
@@ -404,10 +415,9 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
     for col in everything:
         n = col.name
         m, mc = mi["mi"][n], mi.get("mi_controlled", {}).get(n)
-        ftier = tier(n, col.discrete, mi[key][n])  # with controls: the controlled MI
+        t_low, t_high = limits(tier_key, col)
+        ftier = tier_of(mi[tier_key][n], t_high, t_low)
         confounded = n in vanished
-        t_low = tau_cal.get("categorical" if col.discrete else "continuous",
-                            {"low": tau_low})["low"]
         score = mi[key][n] or 0.0
         if m is None:
             reason = "not measurable: fewer than 20 rows with a value"
@@ -423,10 +433,11 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
         elif n in redundant:
             reason = (f"redundant given {redundant[n][0]}: adds less than min_gain={min_gain} "
                       f"nats to F* out of fold (in-sample info left {redundant[n][1]:.3g})")
-        elif score <= t_low:
-            reason = (f"marginal: I={score:.3g} <= tau_low={t_low:.3g} (within-task "
-                      "permutation null)") if key == "mi" else \
-                f"marginal given controls: I={score:.3g} <= tau_low={t_low:.3g}"
+        elif (mi[tier_key][n] or 0.0) <= t_low:
+            tscore = mi[tier_key][n] or 0.0
+            reason = (f"marginal: I={tscore:.3g} <= tau_low={t_low:.3g} (its within-task "
+                      "permutation null plus spread)") if tier_key == "mi" else \
+                f"marginal given controls: I={tscore:.3g} <= tau_low={t_low:.3g}"
         else:
             reason = (f"not significant: I={score:.3g} is within the estimator's noise floor "
                       f"{bar[key][n]:.3g} at {len(sub)} rows")
@@ -435,7 +446,8 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
             name=n, kind="categorical" if col.discrete else "continuous",
             applies_to="cuda" if T.is_cuda_feature(n) else "all", rows=rows_with, mi=m, mi_pooled=mi["mi_pooled"][n],
             mi_controlled=mc, tier=ftier,
-            tier_controlled=tier(n, col.discrete, mc) if used else None,
+            tier_controlled=tier_of(mc, *limits("mi_controlled", col)[::-1]) if used else None,
+            null_mi=nulls[tier_key].mean.get(rep[n]), tau_low=t_low, tau_high=t_high,
             stability=hits[n] / bootstrap if bootstrap else float(n in f_star),
             selected=n in f_star, confounded=confounded, reason=reason))
     features.sort(key=lambda f: -(f.mi or 0.0))
@@ -448,8 +460,9 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
                               controls_requested=list(controls),
                               controls_used=used, controls_missing=missing,
                               length_source=length_source, mi_rows=len(sub), seed=seed,
-                              noise_floor=floors, null=nulls, critical_factor=critical_factor,
-                              tau_calibrated=tau_cal, excluded_meta=meta),
+                              noise_floor=floors,
+                              null={k: v.summary for k, v in nulls.items()},
+                              critical_factor=critical_factor, excluded_meta=meta),
         counts=DiscoveryCounts(rows_in=len(table), rows_used=int(usable.sum()), dropped=dropped,
                                tasks=int(len(np.unique(tasks[usable]))), languages=langs,
                                non_cuda_rows=int((~T.cuda_mask(table)).sum())))

@@ -14,7 +14,11 @@ from structcover.tools.coverage.archive import GridArchive, build_archive
 from structcover.tools.coverage.axes import COUNT_EDGES, FRACTION_EDGES, fixed_dimension
 from structcover.tools.coverage.diagnosis import diagnose
 from structcover.tools.coverage.diagnosis_state import archive_features
-from structcover.tools.coverage.per_task import per_task_coverage, task_bin_counts
+from structcover.tools.coverage.per_task import (
+    per_task_coverage,
+    task_bin_counts,
+    task_infeasible_bins,
+)
 from structcover.tools.report.html_report import render_report
 
 REUSE = ("none", "smem_staging", "smem_tiling", "register_tiling", "smem_and_register")
@@ -91,6 +95,10 @@ def test_a_program_disproves_a_rule_for_its_task(table: pd.DataFrame) -> None:
     assert vadd.infeasible[0].contradicted_by == 1
     assert vadd.infeasible[0].bins == 4  # the reached bin stays feasible
     assert vadd.bins_feasible == 6 and vadd.bins_covered == 3
+    proofs = task_infeasible_bins(hacked, arch)
+    assert set(proofs) == {"vadd"} and len(proofs["vadd"]) == 4
+    assert "pattern.reuse=none,pattern.tensor_cores=yes" not in proofs["vadd"]
+    assert all(r.startswith("tensor-cores-need-a-contraction: ") for r in proofs["vadd"].values())
 
 
 def test_task_without_family_falls_back_to_task_id(table: pd.DataFrame) -> None:

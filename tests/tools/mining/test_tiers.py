@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from discovery_sim import planted, policy_world  # noqa: E402
@@ -28,20 +30,22 @@ def test_permute_within_keeps_each_task_its_own_rewards() -> None:
     assert len(seen) > 1  # it does shuffle
 
 
-def test_thresholds_come_from_the_reported_null() -> None:
-    d = discover(planted(), bootstrap=0)
+def test_thresholds_come_from_each_features_null() -> None:
+    d = discover(planted(), bootstrap=0, length_control=False)
     s = d.settings
     assert set(s.null["mi"]) == {"categorical", "continuous"}
-    for kind, null in s.null["mi"].items():
-        assert null["draws"] >= 10  # >= 40, or 5 shuffles when a kind has few features
+    for null in s.null["mi"].values():
+        assert null["draws"] >= 8
         assert 0 <= null["q50"] <= null["q99"] <= null["max"]
-        tau = s.tau_calibrated[kind]
-        assert tau["low"] == max(s.tau_low, null["q99"])
-        assert tau["high"] == max(s.tau_high, s.critical_factor * null["q99"])
-    for f in d.features:  # every tier follows the calibrated thresholds of its kind
-        tau = s.tau_calibrated[f.kind]
+        assert null["spread_q99"] > 0
+    for f in d.features:
+        spread = s.null["mi"][f.kind]["spread_q99"]
+        assert f.null_mi is not None
+        assert f.tau_low == pytest.approx(max(s.tau_low, f.null_mi + spread))
+        assert f.tau_high == pytest.approx(max(s.tau_high, f.null_mi
+                                               + s.critical_factor * spread))
         mi = f.mi or 0.0
-        expected = ("critical" if mi > tau["high"] else "moderate" if mi > tau["low"]
+        expected = ("critical" if mi > f.tau_high else "moderate" if mi > f.tau_low
                     else "marginal")
         assert f.tier == expected, f.name
     # The planted drivers are critical, the noise columns are not.
@@ -49,12 +53,30 @@ def test_thresholds_come_from_the_reported_null() -> None:
     assert critical == {"mem.coalesced_fraction", "smem.tiled"}
 
 
+def test_a_feature_that_only_names_the_task_has_a_high_null() -> None:
+    # Task t has 2 + t % 6 distinct programs, each written 8 times (as a collapsing policy
+    # repeats itself): z-scored within task, a task's rewards take as many values as it has
+    # programs, so knowing the task tells something about the reward's *values* even though
+    # it cannot order the task's programs.
+    rng = np.random.default_rng(0)
+    rows = []
+    for t in range(24):
+        for prog in range(2 + t % 6):
+            for _ in range(8):
+                rows.append({"task_id": f"t{t}", "correct": True,
+                             "speedup": float(np.exp(0.3 * prog + rng.normal(0, 0.01))),
+                             "task.size": float(t * 7), "kernel.order": float(prog),
+                             "loop.noise": float(rng.integers(0, 4))})
+    d = discover(pd.DataFrame(rows), bootstrap=0, length_control=False)
+    named = d.feature("task.size")
+    assert named.null_mi > 2 * d.feature("loop.noise").null_mi
+    assert named.tier == "marginal"  # its MI is no more than its null
+    assert d.feature("kernel.order").tier == "critical"
+
+
 def test_a_higher_critical_factor_demotes_weak_signal() -> None:
     table = planted()
-    base = discover(table, bootstrap=0)
-    strict = discover(table, bootstrap=0, critical_factor=1000.0)
-    assert strict.settings.tau_calibrated["continuous"]["high"] > \
-        base.settings.tau_calibrated["continuous"]["high"]
+    strict = discover(table, bootstrap=0, critical_factor=1000.0, length_control=False)
     assert not [f for f in strict.features if f.tier == "critical"]
     assert strict.feature("mem.coalesced_fraction").tier == "moderate"
 
