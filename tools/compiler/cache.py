@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from structcover.tools.data.atomic import write_bytes
+from structcover.tools.verify import buildcache
 
 #: Bump when the stored result's meaning changes, so old entries stop matching.
 CACHE_FORMAT = 2
@@ -44,12 +45,19 @@ class CompileCache:
         return self._dir(key) / f"{key}.cubin"
 
     def get(self, key: str) -> dict[str, Any] | None:
-        """The stored result for ``key``, or None (a missing or corrupt entry is a miss)."""
+        """The stored result for ``key``, or None (a missing, corrupt or tampered entry is a
+        miss: the JSON and the cubin must match the hashes sealed when they were written)."""
         path = self._dir(key) / f"{key}.json"
+        if not buildcache.verified(path):
+            return None
         try:
-            return json.loads(path.read_bytes())
+            result = json.loads(path.read_bytes())
         except (OSError, ValueError):
             return None
+        cubin = result.get("cubin_path") if isinstance(result, dict) else None
+        if cubin and not buildcache.verified(Path(cubin)):
+            return None
+        return result
 
     def put(self, key: str, result: dict[str, Any], cubin: bytes | None) -> Path | None:
         """Store a result (and its cubin) atomically.
@@ -61,7 +69,10 @@ class CompileCache:
         if cubin:
             cubin_path = self.cubin_path(key)
             write_bytes(cubin, cubin_path)
+            buildcache.seal(cubin_path)
             result = {**result, "cubin_path": str(cubin_path)}
         # The JSON goes last: an entry is visible only once its cubin is in place.
-        write_bytes(json.dumps(result).encode(), self._dir(key) / f"{key}.json")
+        entry = self._dir(key) / f"{key}.json"
+        write_bytes(json.dumps(result).encode(), entry)
+        buildcache.seal(entry)
         return cubin_path
