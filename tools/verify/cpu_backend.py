@@ -2,9 +2,10 @@
 
 One run = rewrite (tools/verify/rewriter.py), build and load (tools/verify/emulator.py), then
 call the launcher once per fiber schedule (forward, reverse, random by default) on fresh copies
-of the inputs. Each tensor lives in its own buffer with canary-filled redzones on both sides,
-so a write past either end is a ``crash`` naming the buffer. Outputs that differ between
-schedules beyond the task's tolerance are a ``race``.
+of the inputs. Each tensor lives in the runtime's device memory (guard pages on both sides,
+closed to host code outside launches and copies; docs/EMULATOR.md), so an out-of-bounds access
+is a ``crash`` naming the buffer. Outputs that differ between schedules beyond the task's
+tolerance are a ``race``, as is a plain read-modify-write two threads do on one address.
 
 Timeouts: the runtime's watchdog stops kernels past the deadline (it preempts fibers stuck in
 loops without barriers by a signal). Host code that loops forever is not covered in-process:
@@ -16,7 +17,6 @@ from __future__ import annotations
 import ctypes
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -28,51 +28,10 @@ from structcover.tools.verify.emulator import BuildError, EmulatorLibrary, build
 from structcover.tools.verify.rewriter import rewrite
 
 DEFAULT_SCHEDULES = ("forward", "reverse", "random:1")
-REDZONE = 4096
-CANARY = 0xCB
-_ALIGN = 256
 _SCALAR_CTYPES = {"int": ctypes.c_int, "long long": ctypes.c_longlong,
                   "unsigned int": ctypes.c_uint, "float": ctypes.c_float, "double": ctypes.c_double}
 # Signal handlers and the runtime's global state are per process: one emulated run at a time.
 _RUN_LOCK = threading.Lock()
-
-
-@dataclass
-class GuardedBuffer:
-    """A tensor in the middle of a canary-filled allocation (256-byte aligned, like cudaMalloc)."""
-
-    name: str
-    raw: np.ndarray
-    start: int
-    nbytes: int
-    view: np.ndarray
-
-    @classmethod
-    def of(cls, name: str, array: np.ndarray) -> GuardedBuffer:
-        """Copy ``array`` into a fresh guarded buffer."""
-        nbytes = array.nbytes
-        raw = np.full(nbytes + 2 * REDZONE + _ALIGN, CANARY, dtype=np.uint8)
-        base = raw.ctypes.data
-        start = ((base + REDZONE + _ALIGN - 1) // _ALIGN) * _ALIGN - base
-        view = raw[start:start + nbytes].view(array.dtype).reshape(array.shape)
-        view[...] = array
-        return cls(name, raw, start, nbytes, view)
-
-    @property
-    def pointer(self) -> int:
-        """Address of the first element."""
-        return self.raw.ctypes.data + self.start
-
-    def overrun(self) -> str | None:
-        """A description of the first corrupted canary byte, or None when intact."""
-        before = np.flatnonzero(self.raw[:self.start] != CANARY)
-        if before.size:
-            return (f"out-of-bounds write before buffer `{self.name}` "
-                    f"({self.start - int(before[0])} bytes before its start)")
-        after = np.flatnonzero(self.raw[self.start + self.nbytes:] != CANARY)
-        if after.size:
-            return f"out-of-bounds write past the end of buffer `{self.name}` (byte +{int(after[0])})"
-        return None
 
 
 class CpuEmulatorBackend:
@@ -96,10 +55,9 @@ class CpuEmulatorBackend:
 
     def available(self) -> tuple[bool, str]:
         """The emulator needs a C++ compiler on an x86-64 or aarch64 machine."""
-        import platform
-
-        if platform.machine().lower() not in ("x86_64", "amd64", "aarch64", "arm64"):
-            return False, f"no fiber context switch for {platform.machine()}"
+        arch = _no_context_switch()
+        if arch:
+            return False, arch
         try:
             return True, f"C++ compiler {compiler()}"
         except BuildError as exc:
@@ -119,6 +77,9 @@ class CpuEmulatorBackend:
         """
         sizes = {**spec.sizes, **(sizes or {})}
         arrays = _check_inputs(spec, inputs, sizes)
+        arch = _no_context_switch()
+        if arch:
+            return self._result("unsupported", detail=f"unsupported: {arch}")
         rewritten = rewrite(source, filename=f"{spec.task_id or 'program'}.cu")
         if rewritten.unsupported:
             return self._result("unsupported", detail="unsupported: " + "; ".join(rewritten.unsupported))
@@ -158,30 +119,43 @@ class CpuEmulatorBackend:
 
     def _run_once(self, lib: EmulatorLibrary, launcher, spec: TaskSpec, arrays: dict[str, np.ndarray],
                   scalars: dict[str, object], schedule: str, remaining: float):
-        bufs = {name: GuardedBuffer.of(name, arr) for name, arr in arrays.items()}
-        args = [ctypes.c_void_p(bufs[a.name].pointer) if isinstance(a, TensorArg) else scalars[a.name]
-                for a in spec.args]
+        # Tensors live in the runtime's device memory (guard pages, closed to host code, a
+        # host pointer as a kernel argument is a crash); see runtime/sc_devmem.cpp.
         with _RUN_LOCK:
             lib.configure(schedule, self.workers, remaining)
+            ptrs = {name: lib.device_buffer(arr) for name, arr in arrays.items()}
+            args = [ctypes.c_void_p(ptrs[a.name]) if isinstance(a, TensorArg) else scalars[a.name]
+                    for a in spec.args]
             rc = launcher(*args, None)
             status, detail = lib.status()
             if schedule == self.schedules[0]:
                 self.last_kernel_seconds = lib.kernel_seconds()
+            results = {name: np.empty_like(arr) for name, arr in arrays.items()}
+            for name, out in results.items():
+                lib.read_device(ptrs[name], out)
+        for k, name in enumerate(arrays):  # the runtime numbers allocations; ours come first
+            detail = detail.replace(f"device allocation #{k} ", f"buffer `{name}` ")
         where = f" (schedule {schedule})"
         if status == "timeout" and schedule != self.schedules[0]:
             where += (f"; schedule {self.schedules[0]} finished, so the kernel probably spin-waits on "
                       "work of a block this schedule starts later (CUDA guarantees no block order)")
         if status != "ok":
             return self._result(status, detail=detail + where)  # type: ignore[arg-type]
-        for buf in bufs.values():
-            problem = buf.overrun()
-            if problem:
-                return self._result("crash", detail=problem + where)
         if rc != 0:
             return self._result("launch-error", detail=f"launcher returned CUDA error {rc}{where}")
-        outputs = {a.name: bufs[a.name].view.copy() for a in spec.tensors if a.role != "input"}
-        after = {a.name: bufs[a.name].view.copy() for a in spec.tensors if a.role != "output"}
+        outputs = {a.name: results[a.name] for a in spec.tensors if a.role != "input"}
+        after = {a.name: results[a.name] for a in spec.tensors if a.role != "output"}
         return outputs, after
+
+
+def _no_context_switch() -> str:
+    """Why this machine cannot run fibers (the runtime switches contexts in assembly), or ''."""
+    import platform
+
+    machine = platform.machine()
+    if machine.lower() in ("x86_64", "amd64", "aarch64", "arm64"):
+        return ""
+    return f"the CPU emulator has no fiber context switch for {machine or 'this machine'}"
 
 
 def _check_inputs(spec: TaskSpec, inputs: dict[str, np.ndarray], sizes: dict[str, int]) -> dict[str, np.ndarray]:

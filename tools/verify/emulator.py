@@ -23,21 +23,24 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from structcover.tools.data.atomic import atomic_write
 from structcover.tools.verify import buildcache
 
 RUNTIME_DIR = Path(__file__).parent / "runtime"
 #: No FMA contraction (the GPU contracts; tolerances absorb the difference, but the emulator
 #: should not add its own); no strict aliasing (CUDA code reinterpret_casts to float4); and no
 #: "loops terminate" assumption, so a planted infinite loop runs (and times out) as written
-#: instead of being deleted by the optimizer.
+#: instead of being deleted by the optimizer. Stack-clash protection probes every page of a
+#: large frame, so a thread whose frame is bigger than the guard page below its fiber stack
+#: faults on the guard instead of jumping over it into the next fiber's stack.
 CXXFLAGS = ["-std=c++17", "-O2", "-fPIC", "-ffp-contract=off", "-fno-strict-aliasing",
-            "-fno-math-errno", "-fno-finite-loops", "-pthread"]
+            "-fno-math-errno", "-fno-finite-loops", "-fstack-clash-protection", "-pthread"]
 
 #: Link flags for program libraries: a missing symbol is a build error, not a failed dlopen.
 LINK_FLAGS = ["-shared", "-Wl,--no-undefined"]
 
 #: Status codes of sc_status() in runtime/sc_emu.cpp.
-STATUS_NAMES = {0: "ok", 1: "deadlock", 2: "crash", 3: "timeout", 4: "unsupported"}
+STATUS_NAMES = {0: "ok", 1: "deadlock", 2: "crash", 3: "timeout", 4: "unsupported", 5: "race"}
 #: Schedule kinds of sc_configure().
 SCHEDULE_KINDS = {"forward": 0, "reverse": 1, "random": 2}
 
@@ -117,15 +120,7 @@ def _atomic_build(final: Path, build) -> Path:
     """
     if buildcache.verified(final):
         return final
-    final.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=final.stem + ".", suffix=final.suffix + ".tmp", dir=final.parent)
-    os.close(fd)
-    try:
-        build(Path(tmp))
-        os.replace(tmp, final)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    atomic_write(final, build, executable=True)
     buildcache.seal(final)
     return final
 
@@ -267,6 +262,13 @@ class EmulatorLibrary:
                 lib.sc_kernel_seconds.restype = ctypes.c_double
                 lib.sc_kernel_cpu_seconds.restype = ctypes.c_double
                 lib.sc_launch_count.restype = ctypes.c_long
+                lib.sc_device_alloc.argtypes = [ctypes.c_size_t]
+                lib.sc_device_alloc.restype = ctypes.c_void_p
+                lib.sc_device_copy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                                               ctypes.c_int]
+                lib.sc_device_copy.restype = ctypes.c_int
+                lib.sc_device_free.argtypes = [ctypes.c_void_p]
+                lib.sc_device_free.restype = None
                 self._loaded[path] = lib
         self.lib = lib
         self.path = path
@@ -300,6 +302,32 @@ class EmulatorLibrary:
     def launches(self) -> int:
         """Kernel launches since the last configure()."""
         return int(self.lib.sc_launch_count())
+
+    def device_buffer(self, array) -> int:
+        """A device allocation holding a copy of ``array`` (a contiguous numpy array).
+
+        Like ``cudaMalloc``: guard pages around it, closed to host code outside launches and
+        copies; from the first one on, kernel pointer arguments into host memory are a crash.
+        Freed by ``free_device`` or by the next ``configure``.
+
+        Raises:
+            MemoryError: The runtime could not map the buffer.
+        """
+        ptr = self.lib.sc_device_alloc(max(int(array.nbytes), 1))
+        if not ptr:
+            raise MemoryError(f"cannot map a device buffer of {array.nbytes} bytes")
+        if array.nbytes:
+            self.lib.sc_device_copy(ptr, array.ctypes.data, array.nbytes, 1)
+        return int(ptr)
+
+    def read_device(self, ptr: int, out) -> None:
+        """Copy a device buffer's contents into the numpy array ``out`` (same byte size)."""
+        if out.nbytes and self.lib.sc_device_copy(ptr, out.ctypes.data, out.nbytes, 0) != 0:
+            raise ValueError(f"read_device: {out.nbytes} bytes do not fit the device buffer")
+
+    def free_device(self, ptr: int) -> None:
+        """Unmap a buffer from ``device_buffer``."""
+        self.lib.sc_device_free(ptr)
 
     def launcher(self, name: str, argtypes: list) -> ctypes._CFuncPtr:
         """The program's ``extern "C"`` launcher with the given ctypes argument types.

@@ -13,7 +13,9 @@ The structural edits use the tree-sitter CUDA grammar, not regexes:
   headers) are reported as ``unsupported`` before anything is compiled.
 
 ``#line`` directives keep compiler messages on the original line numbers: every edit keeps the
-number of newlines of the text it replaces.
+number of newlines of the text it replaces. The strictness edits (race-checked read-modify-writes,
+inter-block signals, launch arguments checked for host pointers, preprocessor tests that cannot
+see the emulator) are described in ``strict_rewrite``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,12 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from structcover.tools.cuda_ast import parser, walk
+from structcover.tools.verify.strict_rewrite import (
+    hide_emulator_macros,
+    local_names,
+    rmw_edit,
+    signal_edit,
+)
 
 #: Identifiers whose presence means the program needs a construct the emulator cannot run.
 UNSUPPORTED_NAMES: dict[str, str] = {
@@ -177,7 +185,8 @@ def _rewrite_launch(node: Node, src: bytes, serial: bool) -> str:
     config += ["0"] * (4 - len(config))
     arg_texts = [_text(c, src) for c in args.named_children if c.type != "comment"] if args else []
     return (f"::sc::launch(({config[0]}), ({config[1]}), ({config[2]}), ({config[3]}), "
-            f"[&](auto... __sc_a) {{ return [=]() {{ {_text(fn, src)}(__sc_a...); }}; }}"
+            f"[&](auto... __sc_a) {{ ::sc::check_kernel_args(__sc_a...); "
+            f"return [=]() {{ {_text(fn, src)}(__sc_a...); }}; }}"
             f"({', '.join(arg_texts)}), {'true' if serial else 'false'})")
 
 
@@ -192,6 +201,7 @@ def rewrite(source: str, filename: str = "program.cu") -> RewriteResult:
         The C++ text and what was found; ``unsupported`` lists reasons not to run it.
     """
     unsupported: list[str] = []
+    source = hide_emulator_macros(source)
     for header in _INCLUDE.findall(source):
         if _UNSUPPORTED_HEADER.match(header.strip()):
             unsupported.append(f"header <{header.strip()}>")
@@ -202,8 +212,22 @@ def rewrite(source: str, filename: str = "program.cu") -> RewriteResult:
     edits = _Edits(raw)
     result = RewriteResult(source="", has_sync=bool(_SYNC_WORDS.search(source)))
     site = 0
+    locals_of: dict[int, set[str]] = {}
+    edited_until = -1  # end of the last RMW/signal edit: nested ones stay inside its text
     for node in walk(tree.root_node):
         kind = node.type
+        if kind in ("assignment_expression", "update_expression", "call_expression") \
+                and node.start_byte >= edited_until:
+            fn = _enclosing_function(node)
+            if fn is not None and _is_device_function(fn):
+                if fn.id not in locals_of:
+                    locals_of[fn.id] = local_names(fn, parsed)
+                text = rmw_edit(node, parsed, locals_of[fn.id]) if kind != "call_expression" \
+                    else signal_edit(node, parsed)
+                if text is not None:
+                    edits.add(node.start_byte, node.end_byte, text)
+                    edited_until = node.end_byte
+                    continue
         if kind in ("identifier", "type_identifier", "namespace_identifier", "field_identifier"):
             name = _text(node, parsed)
             if name in UNSUPPORTED_NAMES and not (kind == "field_identifier" and name.startswith("__")):

@@ -5,6 +5,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+namespace {
+// Runs a host-side copy or fill with device buffers mapped; both ranges must lie inside one
+// allocation each (or in host memory), as the CUDA runtime checks.
+template <class F>
+cudaError_t with_device_open(const void* a, const void* b, size_t n, F op) {
+  sc::Global& g = sc::G();
+  sc::flush_host_fault();
+  if ((a && sc::dev_range(a, n) < 0) || (b && sc::dev_range(b, n) < 0))
+    return g.last_err = cudaErrorInvalidValue;
+  bool was = g.device_open;
+  sc::dev_set_open(true);
+  op();
+  sc::dev_set_open(was);
+  return g.sticky;
+}
+}  // namespace
+
 // ---------------------------------------------------------------- C API for the Python side
 extern "C" {
 
@@ -16,9 +33,10 @@ void sc_configure(int workers, int schedule, unsigned long long seed, double tim
   g.timeout_s = timeout_s;
   g.deadline = std::chrono::steady_clock::now() +
                std::chrono::microseconds((long long)(timeout_s * 1e6));
-  // Random schedules also poison shared memory differently, so a read of never-written
-  // shared memory changes the output between schedules and shows up as a race.
-  g.poison = schedule == sc::kRandom ? 0x3F : 0xFF;
+  // Each schedule poisons fresh memory differently (large positive, large negative, NaN), so a
+  // read of never-written memory changes the output between schedules and shows up as a race
+  // even behind fmaxf/fminf.
+  g.pattern = sc::pattern_for(schedule, g.seed);
 }
 
 void sc_reset(void) {
@@ -32,11 +50,16 @@ void sc_reset(void) {
   g.kernel_seconds = 0.0;
   g.kernel_cpu_seconds = 0.0;
   g.launches = 0;
-  for (void* p : g.allocations) free(p);
-  g.allocations.clear();
+  g.strict_args = false;
+  g.bad_arg = -1;
+  g.host_fault.store(0);
+  sc::dev_free_all();
 }
 
-int sc_status(void) { return sc::G().status; }
+int sc_status(void) {
+  sc::flush_host_fault();
+  return sc::G().status;
+}
 const char* sc_detail(void) { return sc::G().detail.c_str(); }
 double sc_kernel_seconds(void) { return sc::G().kernel_seconds; }
 double sc_kernel_cpu_seconds(void) { return sc::G().kernel_cpu_seconds; }
@@ -83,26 +106,40 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
 }
 cudaError_t cudaEventDestroy(cudaEvent_t e) { delete reinterpret_cast<sc::Event*>(e); return cudaSuccess; }
 cudaError_t cudaMalloc(void** p, size_t n) {
-  void* q = aligned_alloc(256, ((n ? n : 1) + 255) & ~(size_t)255);
-  if (!q) return cudaErrorMemoryAllocation;
-  std::lock_guard<std::mutex> lock(sc::G().mu);
-  sc::G().allocations.insert(q);
+  void* q = sc::dev_alloc(n, sc::kDeviceMem);
+  if (!q) return sc::G().last_err = cudaErrorMemoryAllocation;
   *p = q;
   return cudaSuccess;
 }
-cudaError_t cudaMallocManaged(void** p, size_t n, unsigned) { return cudaMalloc(p, n); }
-cudaError_t cudaMallocHost(void** p, size_t n) { return cudaMalloc(p, n); }
-cudaError_t cudaFree(void* p) {
-  if (!p) return cudaSuccess;
-  std::lock_guard<std::mutex> lock(sc::G().mu);
-  if (!sc::G().allocations.erase(p)) return cudaErrorInvalidValue;
-  free(p);
+// Managed and pinned host memory are reachable from host code as well as from kernels.
+cudaError_t cudaMallocManaged(void** p, size_t n, unsigned) {
+  void* q = sc::dev_alloc(n, sc::kManagedMem);
+  if (!q) return sc::G().last_err = cudaErrorMemoryAllocation;
+  *p = q;
   return cudaSuccess;
 }
+cudaError_t cudaMallocHost(void** p, size_t n) {
+  void* q = sc::dev_alloc(n, sc::kPinnedMem);
+  if (!q) return sc::G().last_err = cudaErrorMemoryAllocation;
+  *p = q;
+  return cudaSuccess;
+}
+cudaError_t cudaFree(void* p) {
+  if (!p) return cudaSuccess;
+  int e = sc::dev_free(p);
+  if (e) sc::G().last_err = e;
+  return e;
+}
 cudaError_t cudaFreeHost(void* p) { return cudaFree(p); }
-cudaError_t cudaMemset(void* p, int v, size_t n) { memset(p, v, n); return sc::G().sticky; }
+
+
+cudaError_t cudaMemset(void* p, int v, size_t n) {
+  return with_device_open(p, nullptr, n, [&] { memset(p, v, n); });
+}
 cudaError_t cudaMemsetAsync(void* p, int v, size_t n, cudaStream_t) { return cudaMemset(p, v, n); }
-cudaError_t cudaMemcpy(void* d, const void* s, size_t n, cudaMemcpyKind) { memmove(d, s, n); return sc::G().sticky; }
+cudaError_t cudaMemcpy(void* d, const void* s, size_t n, cudaMemcpyKind) {
+  return with_device_open(d, s, n, [&] { memmove(d, s, n); });
+}
 cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyKind k, cudaStream_t) {
   return cudaMemcpy(d, s, n, k);
 }
@@ -111,8 +148,13 @@ cudaError_t cudaSetDevice(int) { return cudaSuccess; }
 cudaError_t cudaGetDeviceCount(int* n) { *n = 1; return cudaSuccess; }
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int) {
   memset(p, 0, sizeof *p);
-  snprintf(p->name, sizeof p->name, "STRUCT-COVER CPU emulator");
-  p->totalGlobalMem = (size_t)16 << 30;
+  // The properties of the GPU the corpus targets (an H100 SXM), so nothing here reveals the
+  // emulator.
+  snprintf(p->name, sizeof p->name, "NVIDIA H100 80GB HBM3");
+  p->totalGlobalMem = (size_t)85024112640ull;
+  p->clockRate = 1980000;
+  p->memoryClockRate = 2619000;
+  p->memoryBusWidth = 5120;
   p->sharedMemPerBlock = 48 * 1024;
   p->sharedMemPerBlockOptin = 227 * 1024;
   p->sharedMemPerMultiprocessor = 228 * 1024;

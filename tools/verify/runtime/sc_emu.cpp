@@ -69,21 +69,35 @@ std::string where(Fiber* f) {
   __builtin_unreachable();
 }
 
-void ensure_stacks(Worker* w, size_t n) {
-  if (w->stack_cap >= n) return;
+// Maps stacks for n fibers (kept for later blocks); false when the address space is exhausted.
+// The top of each fresh stack (where kernel frames live) holds the run's poison pattern, so an
+// uninitialised local is not reliably zero.
+bool ensure_stacks(Worker* w, size_t n) {
+  if (w->stack_cap >= n) return true;
   if (w->map_base) munmap(w->map_base, w->map_len);
+  w->map_base = nullptr;
+  w->stack_cap = 0;
   size_t len = (n + 1) * kStackSize;
   void* base = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (base == MAP_FAILED) {
-    fprintf(stderr, "sc_emu: cannot map fiber stacks\n");
-    abort();
-  }
+  if (base == MAP_FAILED) return false;
   uintptr_t aligned = (reinterpret_cast<uintptr_t>(base) + kStackSize - 1) & ~(uintptr_t)(kStackSize - 1);
   w->map_base = base;
   w->map_len = len;
   w->stacks = reinterpret_cast<char*>(aligned);
-  for (size_t i = 0; i < n; ++i) mprotect(w->stacks + i * kStackSize, kGuard, PROT_NONE);
+  for (size_t i = 0; i < n; ++i) {
+    mprotect(w->stacks + i * kStackSize, kGuard, PROT_NONE);
+    uintptr_t slot = fiber_slot(reinterpret_cast<uintptr_t>(w->stacks + (i + 1) * kStackSize));
+    fill_pattern(reinterpret_cast<char*>(slot - kStackPoison), kStackPoison, G().pattern);
+  }
   w->stack_cap = n;
+  return true;
+}
+
+void unmap_stacks(Worker* w) {
+  if (w->map_base) munmap(w->map_base, w->map_len);
+  w->map_base = nullptr;
+  w->stacks = nullptr;
+  w->stack_cap = 0;
 }
 
 // Releases the threads waiting at __syncthreads. Each arrival already added its predicate and
@@ -95,6 +109,7 @@ void release_barrier(Worker* w, Fiber* self) {
                       std::to_string(w->bar_line) + " and at line " + std::to_string(w->bar_other));
   }
   unsigned long long packed = (unsigned long long)w->bar_count | ((unsigned long long)w->arrived << 32);
+  ++w->epoch;
   Fiber* fibers = w->fibers.data();
   for (size_t i = 0, n = w->fibers.size(); i < n; ++i) {
     if (fibers[i].state != kAtBarrier) continue;
@@ -154,6 +169,27 @@ std::string describe_deadlock(Worker* w) {
   return s;
 }
 
+// Turns what the signal handler noted (sc_launch.cpp) into the run's verdict.
+void report_fault(Worker* w) {
+  int kind = w->fault_kind;
+  w->fault_kind = 0;
+  if (kind == 3) return;  // preempted past the deadline: the timeout is already recorded
+  char buf[48];
+  snprintf(buf, sizeof buf, " at address %p", (void*)w->fault_addr);
+  std::string what = kind == 1 ? "fiber stack overflow (" + std::to_string((kStackSize - kGuard) >> 10) +
+                                     " KiB per thread)"
+                               : std::string("invalid memory access") + buf;
+  if (kind == 2)
+    if (Alloc* a = dev_find_unlocked(w->fault_addr)) {
+      long off = (long)(w->fault_addr - reinterpret_cast<uintptr_t>(a->user));
+      std::string name = "device allocation #" + std::to_string(a->index) + " (" + std::to_string(a->n) + " bytes)";
+      what = off < 0 ? "out-of-bounds read or write " + std::to_string(-off) + " bytes before the start of " + name
+                     : "out-of-bounds read or write past the end of " + name + " (byte +" +
+                           std::to_string(off - (long)a->n) + ")";
+    }
+  record(kCrash, what + " in " + where(w->fault_fiber));
+}
+
 void run_block(Worker* w, unsigned linear) {
   Global& g = G();
   dim3 gd = g.grid, bd = g.block;
@@ -164,7 +200,11 @@ void run_block(Worker* w, unsigned linear) {
   size_t n = (size_t)bd.x * bd.y * bd.z;
   w->serial = g.serial;
   size_t nf = g.serial ? 1 : n;
-  ensure_stacks(w, nf);
+  if (!ensure_stacks(w, nf)) {
+    record(kCrash, "cannot map fiber stacks for " + std::to_string(nf) + " threads (" +
+                       std::to_string(nf * kStackSize >> 20) + " MiB of address space) in block " + fmt3(w->bid));
+    return;
+  }
   w->fibers.resize(nf);
   for (size_t i = 0; i < nf; ++i) {
     Fiber& f = w->fibers[i];
@@ -176,6 +216,7 @@ void run_block(Worker* w, unsigned linear) {
     f.wait_line = 0;
     f.wait_what = nullptr;
     f.result = 0;
+    f.fenced = 0;
     char* top = w->stacks + (i + 1) * kStackSize;
     char* slot = reinterpret_cast<char*>(fiber_slot(reinterpret_cast<uintptr_t>(top)));
     *reinterpret_cast<Fiber**>(slot) = &f;
@@ -189,13 +230,15 @@ void run_block(Worker* w, unsigned linear) {
     w->warps[k].exited = 0;
     w->warps[k].pending = 0;
     w->warps[k].active = 0;
+    w->warps[k].epoch = 0;
   }
+  w->epoch = 0;
   // Shared memory: dynamic part first, static slots after; poisoned so a read before a write
-  // (a missing barrier) produces NaN / garbage instead of a plausible value.
+  // (a missing barrier) produces a huge value or NaN instead of a plausible one.
   size_t need = g.dyn + kMaxStaticShared + 64;
   if (w->arena_store.size() < need) w->arena_store.assign(need, 0);
   w->smem = w->arena_store.data();
-  memset(w->smem, g.poison, g.dyn + w->static_hw);
+  fill_pattern(w->smem, g.dyn + w->static_hw, g.pattern);
   w->static_used = 0;
   if (w->site_off.size() != (size_t)kMaxSites) w->site_off.assign(kMaxSites, -1);
   std::fill_n(w->site_off.begin(), std::min(kMaxSites, g_sites.load()), -1L);
@@ -230,6 +273,10 @@ void run_block(Worker* w, unsigned linear) {
       w->in_fiber = 1;
       sc_switch_ctx(&w->sched_sp, f->sp);
       w->in_fiber = 0;
+      if (w->fault_kind) {
+        report_fault(w);
+        return;
+      }
     }
     if (g.abort.load(std::memory_order_relaxed)) return;
     if (w->pending_active && settle_activemasks(w)) continue;
@@ -289,7 +336,7 @@ void* shared_slot(int site, size_t size, size_t align) {
     w->site_off[site] = off = (long)start;
     w->static_used = start + size;
     if (w->static_used > w->static_hw) {
-      memset(w->smem + w->dyn_bytes + w->static_hw, G().poison, w->static_used - w->static_hw);
+      fill_pattern(w->smem + w->dyn_bytes + w->static_hw, w->static_used - w->static_hw, G().pattern);
       w->static_hw = w->static_used;
     }
   }
@@ -322,6 +369,7 @@ extern "C" __attribute__((visibility("hidden"))) void sc_fiber_entry() {
       unsigned li = (unsigned)w->order[k];
       f->tid = uint3{li % bd.x, (li / bd.x) % bd.y, li / (bd.x * bd.y)};
       f->linear = li;
+      f->fenced = 0;
       fn(ctx);
     }
     f->linear = 0;

@@ -7,9 +7,10 @@
 // against the definitions below.
 #pragma once
 // A classic guard as well: a program that includes this header after the precompiled copy was
-// force-included (emulator.py) must see it as already included.
-#ifndef SC_EMU_HPP_
-#define SC_EMU_HPP_
+// force-included (emulator.py) must see it as already included. It is the real
+// <cuda_runtime.h>'s guard name, so testing for it tells a program nothing about the emulator.
+#ifndef __CUDA_RUNTIME_H__
+#define __CUDA_RUNTIME_H__
 
 #include <stdint.h>
 #include <stddef.h>
@@ -27,7 +28,12 @@
 #ifndef __CUDA_ARCH__
 #define __CUDA_ARCH__ 800
 #endif
-#define __SC_EMU__ 1
+// What nvcc predefines (no emulator-specific macro: a program must not be able to tell).
+#define __NVCC__ 1
+#define __CUDACC_VER_MAJOR__ 13
+#define __CUDACC_VER_MINOR__ 0
+#define __CUDACC_VER_BUILD__ 88
+#define CUDART_VERSION 13000
 
 // ---------------------------------------------------------------- qualifiers
 #define __global__
@@ -102,6 +108,7 @@ struct Fiber {
   int wait_line;      // source line of the barrier / collective it waits at
   const char* wait_what;
   unsigned long long result;  // result of the last collective
+  unsigned long long fenced;  // launch in which this thread last ran __threadfence()
 };
 
 struct Block {
@@ -135,6 +142,17 @@ unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, in
 unsigned activemask();
 int new_site();
 void* shared_slot(int site, size_t size, size_t align);
+// Race check of a plain read-modify-write (`a[i] += v`, `s[j]++`) on shared or global memory:
+// two threads of a block between the same barriers, or two blocks of one launch, doing one on
+// the same address is a race (sc_race.cpp). The rewriter routes such statements here.
+void rmw_note(const volatile void* p, int line);
+// A kernel pointer argument (checked before the launch: host memory is a crash).
+void arg_pointer(int index, uintptr_t p);
+// The result of a global atomic decided what a block does next, in a program without
+// __threadfence: x86 ordering would hide the missing fence, so this is not checked (rewriter).
+void unfenced_signal(int line, const volatile void* addr);
+// __threadfence(): a full fence, noted for unfenced_signal.
+void threadfence();
 void* dynamic_shared();
 [[noreturn]] void device_trap(const char* what, const char* file, int line);
 
@@ -145,6 +163,28 @@ int launch_impl(dim3 grid, dim3 block, size_t smem, ThreadFn fn, void* ctx, bool
 
 template <class F>
 static void thunk(void* p) { (*static_cast<F*>(p))(); }
+
+template <class T, class F>
+inline decltype(auto) rmw(T& ref, int line, F&& op) {
+  rmw_note(__builtin_addressof(ref), line);
+  return op(ref);
+}
+
+template <class T>
+inline void check_arg(int index, const T& v) {
+  if constexpr (std::is_pointer<T>::value) arg_pointer(index, reinterpret_cast<uintptr_t>(v));
+}
+template <class... A>
+inline void check_kernel_args(const A&... a) {
+  int i = 0;
+  (check_arg(i++, a), ...);
+}
+
+template <class T>
+inline T signal_result(T v, int line, const volatile void* addr) {
+  unfenced_signal(line, addr);
+  return v;
+}
 
 }  // namespace sc
 
@@ -225,6 +265,7 @@ inline cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyK
 }
 inline cudaError_t cudaEventRecord(cudaEvent_t e) { return cudaEventRecord(e, nullptr); }
 template <class T> inline cudaError_t cudaMalloc(T** p, size_t n) { return cudaMalloc((void**)p, n); }
+template <class T> inline cudaError_t cudaMallocHost(T** p, size_t n) { return cudaMallocHost((void**)p, n); }
 template <class T> inline cudaError_t cudaMallocManaged(T** p, size_t n, unsigned f = 1) {
   return cudaMallocManaged((void**)p, n, f);
 }
@@ -317,9 +358,9 @@ inline unsigned match_all(unsigned mask, unsigned long long v, int* pred, int li
 }
 }  // namespace sc
 
-#define __threadfence() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define __threadfence() ::sc::threadfence()
 #define __threadfence_block() __atomic_thread_fence(__ATOMIC_SEQ_CST)
-#define __threadfence_system() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define __threadfence_system() ::sc::threadfence()
 #define __trap() ::sc::device_trap("__trap()", __FILE__, __LINE__)
 #define __brkpt() ((void)0)
 #define __nanosleep(ns) ((void)(ns))
@@ -334,4 +375,4 @@ inline unsigned match_all(unsigned mask, unsigned long long v, int* pred, int li
 #undef assert
 #define assert(e) ((e) ? (void)0 : ::sc::device_trap("assert(" #e ")", __FILE__, __LINE__))
 
-#endif  // SC_EMU_HPP_
+#endif  // __CUDA_RUNTIME_H__

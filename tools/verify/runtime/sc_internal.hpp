@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -20,10 +21,11 @@ extern "C" void sc_switch_ctx(void** save_sp, void* to_sp);
 namespace sc {
 
 enum State { kRunnable = 0, kAtBarrier, kAtWarp, kExited };
-enum Status { kOk = 0, kDeadlock = 1, kCrash = 2, kTimeout = 3, kUnsupported = 4 };
+enum Status { kOk = 0, kDeadlock = 1, kCrash = 2, kTimeout = 3, kUnsupported = 4, kRace = 5 };
 enum Schedule { kForward = 0, kReverse = 1, kRandom = 2 };
 
 constexpr size_t kGuard = 4096;
+constexpr size_t kStackPoison = 8192;  // poisoned bytes at the top of each fresh fiber stack
 constexpr size_t kMaxStaticShared = 48 * 1024;
 constexpr size_t kMaxDynShared = 227 * 1024;
 constexpr int kMaxSites = 1024;
@@ -38,6 +40,7 @@ struct WarpGroup {
 
 struct Warp {
   unsigned exist, exited;
+  unsigned epoch;    // completed collectives: lanes on either side of one are ordered
   unsigned pending;  // lanes named by an active group (fast path for exits)
   unsigned active;   // bit i: groups[i] is waiting for lanes
   WarpGroup groups[32];
@@ -71,6 +74,25 @@ struct Worker : Block {
   unsigned long long rng = 1;
   pthread_t thread{};
   char* altstack = nullptr;
+  unsigned epoch = 0;             // barriers released in the current block
+  // A fault the signal handler saw on a fiber; recorded by the scheduler (the handler itself
+  // only stores these, to stay async-signal-safe).
+  uintptr_t fault_addr = 0;
+  int fault_kind = 0;             // 0 none, 1 stack overflow, 2 invalid access, 3 preempted
+  Fiber* fault_fiber = nullptr;
+};
+
+enum AllocKind { kDeviceMem = 0, kManagedMem = 1, kPinnedMem = 2 };
+
+//: One device allocation (sc_devmem.cpp): [map, map+len) = guard page, body, guard page.
+struct Alloc {
+  char* map;
+  size_t len, body;   // whole mapping; the read-write part between the guard pages
+  char* user;         // what cudaMalloc returned: 256-aligned, end within 256 bytes of the body's end
+  size_t n, cap;      // requested bytes; n rounded up to 256
+  int kind;           // AllocKind: only kDeviceMem is closed while host code runs
+  bool open;
+  long index;         // allocation order since the last sc_reset
 };
 
 struct Event { std::chrono::steady_clock::time_point t; };
@@ -88,7 +110,13 @@ struct Global {
   double timeout_s = 60.0;
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
   std::vector<Worker*> workers;
-  std::set<void*> allocations;
+  std::map<uintptr_t, Alloc> allocs;  // by buffer start
+  long alloc_count = 0;
+  bool device_open = false;            // device buffers are mapped (a launch or copy is running)
+  bool strict_args = false;            // the driver's buffers are device memory (sc_device_alloc)
+  int bad_arg = -1;                    // first kernel pointer argument into host memory
+  std::atomic<uintptr_t> host_fault{0};  // host code touched device memory here (signal handler)
+  unsigned long long launch_id = 0;    // kernel launches since the library was loaded
   double kernel_seconds = 0.0;
   double kernel_cpu_seconds = 0.0;  // CPU time of the worker threads inside launches
   long launches = 0;
@@ -99,7 +127,7 @@ struct Global {
   void* ctx = nullptr;
   std::vector<unsigned> block_order;
   std::atomic<size_t> next{0};
-  unsigned char poison = 0xFF;
+  uint32_t pattern = 0x7EFFFFFFu;  // poison word for fresh shared, device and stack memory
   bool serial = false;
 };
 
@@ -120,7 +148,24 @@ void switch_out(Fiber* f);
 void warp_lane_exited(Fiber* f);
 bool settle_activemasks(Worker* w);
 void run_block(Worker* w, unsigned linear);
+void report_fault(Worker* w);
+bool ensure_stacks(Worker* w, size_t n);
+void unmap_stacks(Worker* w);
 unsigned long long xorshift(unsigned long long& s);
+void install_fault_handler();
+// sc_devmem.cpp
+void fill_pattern(void* p, size_t n, uint32_t word);
+void* dev_alloc(size_t n, int kind);
+int dev_free(void* p);
+void dev_free_all();
+Alloc* dev_find_unlocked(uintptr_t addr);
+void dev_set_open(bool open);
+std::string dev_check_slack();
+int dev_range(const void* p, size_t n);  // 0 host memory, 1 inside one allocation, -1 straddles
+void flush_host_fault();
+// sc_race.cpp
+void race_reset_launch();
+uint32_t pattern_for(int schedule, unsigned long long seed);
 std::string fmt3(uint3 v);
 std::string where(Fiber* f);
 

@@ -3,6 +3,8 @@
 #include "sc_internal.hpp"
 
 #include <signal.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <ucontext.h>
 
 #include <algorithm>
@@ -11,9 +13,12 @@
 
 namespace sc {
 
-// The handlers that were installed before the launch (Python's faulthandler, for one).
+// The handlers that were installed before ours (Python's faulthandler, for one).
 static struct sigaction g_old_segv, g_old_bus, g_old_usr2;
 
+// Async-signal-safe: it only reads the worker and the allocation table, stores plain fields,
+// calls mprotect/sigaction, and switches stacks; the scheduler (report_fault) and the host API
+// (flush_host_fault) turn what it stored into a verdict.
 void on_signal(int sig, siginfo_t* si, void* ucv) {
   Worker* w = tls_worker;
   ucontext_t* uc = static_cast<ucontext_t*>(ucv);
@@ -24,25 +29,65 @@ void on_signal(int sig, siginfo_t* si, void* ucv) {
 #endif
   bool on_fiber = w && w->in_fiber && w->stacks && sp >= (uintptr_t)w->stacks &&
                   sp < (uintptr_t)w->stacks + w->stack_cap * kStackSize;
+  uintptr_t addr = (uintptr_t)si->si_addr;
   if (sig == SIGUSR2) {
     if (!on_fiber || !G().abort.load()) return;
-  } else {
-    if (!on_fiber) {
-      // Not a kernel's fault: reinstate the previous handler; the fault recurs and reaches it.
-      sigaction(sig, sig == SIGSEGV ? &g_old_segv : &g_old_bus, nullptr);
+    w->fault_kind = 3;
+  } else if (!on_fiber) {
+    Global& g = G();
+    Alloc* a = sig == SIGSEGV && !g.device_open ? dev_find_unlocked(addr) : nullptr;
+    uintptr_t body = a ? reinterpret_cast<uintptr_t>(a->map) + kGuard : 0;
+    if (a && a->kind == kDeviceMem && !a->open && addr >= body && addr < body + a->body) {
+      // Host code touched a device buffer: note it and open the buffer so the run finishes.
+      uintptr_t none = 0;
+      g.host_fault.compare_exchange_strong(none, addr);
+      mprotect(a->map + kGuard, a->body, PROT_READ | PROT_WRITE);
+      a->open = true;
       return;
     }
-    uintptr_t addr = (uintptr_t)si->si_addr;
+    // Not ours: reinstate the previous handler; the fault recurs and reaches it.
+    sigaction(sig, sig == SIGSEGV ? &g_old_segv : &g_old_bus, nullptr);
+    return;
+  } else {
     Fiber* f = *reinterpret_cast<Fiber**>(fiber_slot((sp | (kStackSize - 1)) + 1));
     size_t off = (addr - (uintptr_t)w->stacks) % kStackSize;
     bool guard = addr >= (uintptr_t)w->stacks && addr < (uintptr_t)w->stacks + w->stack_cap * kStackSize &&
                  off < kGuard;
-    char buf[96];
-    snprintf(buf, sizeof buf, " at address %p", (void*)addr);
-    record(kCrash, std::string(guard ? "fiber stack overflow (64 KiB per thread)" : "invalid memory access") +
-                       (guard ? "" : buf) + " in " + where(f));
+    w->fault_addr = addr;
+    w->fault_fiber = f;
+    w->fault_kind = guard ? 1 : 2;
   }
   sc_switch_ctx(&w->dead_sp, w->sched_sp);  // abandon the fiber: back to the scheduler
+}
+
+// Installs on_signal unless it is already the handler (another program library loaded in the
+// same process may have put its own copy in front since).
+void install_fault_handler() {
+  struct sigaction cur{};
+  sigaction(SIGSEGV, nullptr, &cur);
+  if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_signal) return;
+  struct sigaction sa{};
+  sa.sa_sigaction = on_signal;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, &g_old_segv);
+  sigaction(SIGBUS, &sa, &g_old_bus);
+  sigaction(SIGUSR2, &sa, &g_old_usr2);
+}
+
+// Worker threads for a launch: the requested count (0 = one per core), at most one per block,
+// and no more than the address-space budget allows: each worker maps (threads + 1) stacks of
+// kStackSize, so 32 workers of 1024-thread blocks would need 4 GiB. The budget is half of
+// RLIMIT_AS when one is set, else 16 GiB.
+int worker_count(int requested, size_t blocks, size_t fibers) {
+  size_t nw = requested > 0 ? (size_t)requested : std::max(1u, std::thread::hardware_concurrency());
+  nw = std::min(nw, blocks);
+  struct rlimit rl{};
+  size_t budget = (size_t)16 << 30;
+  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) budget = (size_t)rl.rlim_cur / 2;
+  size_t per = (fibers + 1) * kStackSize;
+  size_t fit = std::max<size_t>(1, budget / per);
+  return (int)std::max<size_t>(1, std::min(nw, fit));
 }
 
 void worker_main(Worker* w) {
@@ -90,6 +135,13 @@ int launch_impl(dim3 grid, dim3 block, size_t smem, ThreadFn fn, void* ctx, bool
     record(kUnsupported, "unsupported: kernel launch inside device code (dynamic parallelism)");
     return cudaErrorNotSupported;
   }
+  flush_host_fault();
+  if (g.bad_arg >= 0) {
+    record(kCrash, "kernel argument #" + std::to_string(g.bad_arg) +
+                       " points to host memory (not from cudaMalloc*): a GPU kernel cannot read it");
+    g.bad_arg = -1;
+    g.sticky = g.last_err = cudaErrorIllegalAddress;
+  }
   if (g.sticky) { g.last_err = g.sticky; return g.sticky; }
   int err = check_config(grid, block, smem);
   if (err) { g.last_err = err; return err; }
@@ -103,21 +155,15 @@ int launch_impl(dim3 grid, dim3 block, size_t smem, ThreadFn fn, void* ctx, bool
     for (size_t i = nb - 1; i > 0; --i) std::swap(g.block_order[i], g.block_order[xorshift(s) % (i + 1)]);
   }
   g.next.store(0);
-  int nw = g.nworkers > 0 ? g.nworkers : (int)std::max(1u, std::thread::hardware_concurrency());
-  nw = (int)std::min<size_t>((size_t)nw, nb);
+  int nw = worker_count(g.nworkers, nb, serial ? 1 : (size_t)block.x * block.y * block.z);
   while ((int)g.workers.size() < nw) g.workers.push_back(new Worker());
   for (int i = 0; i < nw; ++i) g.workers[i]->static_hw = 0;
-
-  struct sigaction sa{};
-  struct sigaction& old_segv = g_old_segv;
-  struct sigaction& old_bus = g_old_bus;
-  struct sigaction& old_usr2 = g_old_usr2;
-  sa.sa_sigaction = on_signal;
-  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGSEGV, &sa, &old_segv);
-  sigaction(SIGBUS, &sa, &old_bus);
-  sigaction(SIGUSR2, &sa, &old_usr2);
+  // Idle workers give their stacks back, so the budget above holds across launches.
+  for (size_t i = (size_t)nw; i < g.workers.size(); ++i) unmap_stacks(g.workers[i]);
+  install_fault_handler();
+  ++g.launch_id;
+  race_reset_launch();
+  dev_set_open(true);
 
   std::mutex mu;
   std::condition_variable cv;
@@ -145,9 +191,9 @@ int launch_impl(dim3 grid, dim3 block, size_t smem, ThreadFn fn, void* ctx, bool
     }
   }
   for (auto& t : threads) t.join();
-  sigaction(SIGSEGV, &old_segv, nullptr);
-  sigaction(SIGBUS, &old_bus, nullptr);
-  sigaction(SIGUSR2, &old_usr2, nullptr);
+  std::string overrun = dev_check_slack();
+  dev_set_open(false);
+  if (!overrun.empty()) record(kCrash, overrun + " (during a launch of grid " + fmt3(grid) + ")");
   fflush(stdout);
   ++g.launches;
   g.kernel_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

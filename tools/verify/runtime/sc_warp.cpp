@@ -23,6 +23,7 @@ std::string hex(unsigned v) {
 
 void complete_group(Worker* w, Warp& wp, WarpGroup& g, unsigned warp_index) {
   unsigned need = g.need;
+  ++wp.epoch;
   unsigned long long res[32];
   if (g.kind <= kShflXor) {
     unsigned c = ((32u - (unsigned)g.width) << 8) | (g.kind == kShflUp ? 0u : 0x1fu);

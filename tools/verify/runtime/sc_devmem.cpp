@@ -1,0 +1,191 @@
+// Device memory of the CUDA emulator: every cudaMalloc (and every buffer the driver uploads
+// through sc_device_alloc) is its own mapping with a PROT_NONE guard page on each side, placed
+// so its end meets the upper guard page (256-byte aligned like cudaMalloc; the < 256 bytes of
+// slack after the end and the slack before the start are canary-filled and checked after every
+// launch). Device buffers are mapped PROT_NONE while host code runs and opened only during
+// kernel launches and inside cudaMemcpy* / cudaMemset*: host code that reads or writes device
+// memory directly faults, the fault is recorded as a crash and the page is opened so the run
+// can finish and report. Fresh allocations hold a per-run poison pattern, never zeros.
+//
+// Everything here runs on the host thread, except dev_find_unlocked(), which the fault handler
+// uses (the host thread is the only one that changes the allocation table, and never while a
+// device buffer is being touched by host code).
+#include "sc_internal.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <string>
+
+namespace sc {
+
+constexpr unsigned char kCanary = 0xCB;
+constexpr int kRW = PROT_READ | PROT_WRITE;
+
+void fill_pattern(void* p, size_t n, uint32_t word) {
+  unsigned char* c = static_cast<unsigned char*>(p);
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) memcpy(c + i, &word, 4);
+  for (; i < n; ++i) c[i] = reinterpret_cast<unsigned char*>(&word)[i % 4];
+}
+
+static void protect(Alloc& a, bool open) {
+  if (a.kind != kDeviceMem || a.open == open) return;
+  mprotect(a.map + kGuard, a.body, open ? kRW : PROT_NONE);
+  a.open = open;
+}
+
+void* dev_alloc(size_t n, int kind) {
+  Global& g = G();
+  size_t cap = ((n ? n : 1) + 255) & ~(size_t)255;
+  size_t body = (cap + kGuard - 1) & ~(kGuard - 1);
+  size_t len = body + 2 * kGuard;
+  void* m = mmap(nullptr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED) return nullptr;
+  Alloc a{};
+  a.map = static_cast<char*>(m);
+  a.len = len;
+  a.body = body;
+  a.n = n;
+  a.cap = cap;
+  a.kind = kind;
+  a.user = a.map + kGuard + body - cap;
+  if (mprotect(a.map + kGuard, body, kRW) != 0) {
+    munmap(m, len);
+    return nullptr;
+  }
+  a.open = true;
+  char* b = a.map + kGuard;
+  memset(b, kCanary, (size_t)(a.user - b));
+  fill_pattern(a.user, n, g.pattern);
+  memset(a.user + n, kCanary, cap - n);
+  if (!g.device_open) protect(a, false);
+  install_fault_handler();
+  std::lock_guard<std::mutex> lock(g.mu);
+  a.index = g.alloc_count++;
+  g.allocs[reinterpret_cast<uintptr_t>(a.user)] = a;
+  return a.user;
+}
+
+int dev_free(void* p) {
+  Global& g = G();
+  std::lock_guard<std::mutex> lock(g.mu);
+  auto it = g.allocs.find(reinterpret_cast<uintptr_t>(p));
+  if (it == g.allocs.end()) return cudaErrorInvalidValue;
+  munmap(it->second.map, it->second.len);
+  g.allocs.erase(it);
+  return cudaSuccess;
+}
+
+void dev_free_all() {
+  Global& g = G();
+  for (auto& kv : g.allocs) munmap(kv.second.map, kv.second.len);
+  g.allocs.clear();
+  g.alloc_count = 0;
+}
+
+Alloc* dev_find_unlocked(uintptr_t addr) {
+  auto& allocs = G().allocs;
+  // Keys are buffer starts, less than two pages above their map's start; maps never overlap.
+  auto it = allocs.upper_bound(addr + 2 * kGuard);
+  while (it != allocs.begin()) {
+    --it;
+    Alloc& a = it->second;
+    uintptr_t m = reinterpret_cast<uintptr_t>(a.map);
+    if (addr >= m && addr < m + a.len) return &a;
+    if (m + a.len <= addr) break;  // every earlier map lies lower still
+  }
+  return nullptr;
+}
+
+void dev_set_open(bool open) {
+  Global& g = G();
+  for (auto& kv : g.allocs) protect(kv.second, open);
+  g.device_open = open;
+}
+
+std::string dev_check_slack() {
+  Global& g = G();
+  for (auto& kv : g.allocs) {
+    Alloc& a = kv.second;
+    bool was = a.open;
+    protect(a, true);
+    const unsigned char* b = reinterpret_cast<unsigned char*>(a.map + kGuard);
+    size_t front = (size_t)(a.user - a.map - kGuard);
+    std::string what;
+    for (size_t i = 0; i < front; ++i)
+      if (b[i] != kCanary) {
+        what = "out-of-bounds write " + std::to_string(front - i) + " bytes before the start of";
+        break;
+      }
+    if (what.empty())
+      for (size_t i = a.n; i < a.cap; ++i)
+        if ((unsigned char)a.user[i] != kCanary) {
+          what = "out-of-bounds write past the end (byte +" + std::to_string(i - a.n) + ") of";
+          break;
+        }
+    protect(a, was);
+    if (!what.empty())
+      return what + " device allocation #" + std::to_string(a.index) + " (" + std::to_string(a.n) + " bytes)";
+  }
+  return "";
+}
+
+int dev_range(const void* p, size_t n) {
+  uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> lock(G().mu);
+  Alloc* a = dev_find_unlocked(addr);
+  if (!a) return 0;  // host memory
+  uintptr_t u = reinterpret_cast<uintptr_t>(a->user);
+  if (addr < u || addr + n > u + a->n) return -1;
+  return 1;
+}
+
+void flush_host_fault() {
+  Global& g = G();
+  uintptr_t addr = g.host_fault.exchange(0);
+  if (!addr) return;
+  std::string which = "a device buffer";
+  if (Alloc* a = dev_find_unlocked(addr))
+    which = "device allocation #" + std::to_string(a->index) + " (" + std::to_string(a->n) + " bytes)";
+  record(kCrash, "host code read or wrote " + which +
+                     " directly: device memory is reachable only through cudaMemcpy*/cudaMemset* "
+                     "(on a GPU this is an invalid host access)");
+}
+
+void arg_pointer(int index, uintptr_t p) {
+  Global& g = G();
+  if (!g.strict_args || !p) return;
+  std::lock_guard<std::mutex> lock(g.mu);
+  if (dev_find_unlocked(p)) return;
+  if (g.bad_arg < 0) g.bad_arg = index;
+}
+
+}  // namespace sc
+
+// ---------------------------------------------------------------- C API for the driver
+extern "C" {
+
+// A device buffer for a launcher argument: the driver's buffers are device memory like any
+// cudaMalloc, and from the first one on, kernel pointer arguments must point into device
+// memory (a host pointer is a crash, as on a GPU).
+void* sc_device_alloc(size_t n) {
+  sc::G().strict_args = true;
+  return sc::dev_alloc(n, sc::kDeviceMem);
+}
+
+// Copies into (upload = 1) or out of (upload = 0) a buffer from sc_device_alloc.
+int sc_device_copy(void* dev, void* host, size_t n, int upload) {
+  if (sc::dev_range(dev, n) != 1) return cudaErrorInvalidValue;
+  sc::Global& g = sc::G();
+  bool was = g.device_open;
+  sc::dev_set_open(true);
+  if (upload) memcpy(dev, host, n);
+  else memcpy(host, dev, n);
+  sc::dev_set_open(was);
+  return cudaSuccess;
+}
+
+void sc_device_free(void* p) { sc::dev_free(p); }
+
+}  // extern "C"
