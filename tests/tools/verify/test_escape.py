@@ -51,7 +51,8 @@ class World:
         self.secret = "sk-" + secrets.token_hex(16)
         self.secret_file = root / "id_secret"
         self.secret_file.write_text(self.secret)
-        self.secret_name = "STRUCTCOVER_TEST_AUTH"  # no KEY/TOKEN/SECRET in the name: no filter saves it
+        # No KEY/TOKEN/SECRET in the name: no name filter on the environment would save it.
+        self.secret_name = "STRUCTCOVER_TEST_AUTH"
         monkeypatch.setenv(self.secret_name, self.secret)
         self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.listener.bind(("127.0.0.1", 0))
