@@ -7,13 +7,20 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
+import pytest
 from typer.testing import CliRunner
 
 from structcover.cli import app
 
+pytestmark = pytest.mark.slow
+
 
 def test_demo_simulates_discovers_diagnoses_and_writes_outputs(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["demo", "-o", str(tmp_path), "--skip-verify", "--json"])
+    # Two families and a small budget keep the campaign stage (mutation compiles and CPU
+    # emulator runs) to a few minutes on a loaded 2-core machine.
+    result = CliRunner().invoke(app, ["demo", "-o", str(tmp_path), "--skip-verify", "--json",
+                                      "--family", "softmax", "--family", "vector_add",
+                                      "--budget", "6"])
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert [r["round"] for r in summary["rounds"]] == [0, 1, 2]
@@ -36,3 +43,28 @@ def test_demo_simulates_discovers_diagnoses_and_writes_outputs(tmp_path: Path) -
     rollouts = pd.read_parquet(files["rollouts"])
     assert set(rollouts["reward_source"]) == {"simulated"}
     assert (tmp_path / "state" / "archive.json").is_file()
+
+    # The campaign on the last round: per-task SCov before/after, every added program new
+    # (not a corpus or rollout program), verified equivalent on the CPU emulator and checked
+    # to land in its target bin.
+    c = summary["campaign"]
+    assert c["round"] == 2 and 0 < c["candidates"] <= 6
+    assert {t["task"] for t in c["coverage"]} == {"softmax", "vector_add"}
+    assert all(t["after"] >= t["before"] for t in c["coverage"])
+    assert c["added"], "the campaign verified no new program"
+    assert c["scov_after"] > c["scov_before"]
+    from structcover.schema import content_hash
+    from structcover.tools.data.corpus import load_corpus
+
+    existing = {content_hash(p) for p in rollouts["program"]}
+    existing |= {content_hash(p.source) for f in load_corpus() for p in f.programs}
+    lines = [json.loads(x) for x in Path(files["added_programs"]).read_text().splitlines()]
+    assert [x["program_id"] for x in lines] == [a["program_id"] for a in c["added"]]
+    for a, line in zip(c["added"], lines, strict=True):
+        v = a["verification"]
+        assert v["equivalent"] and v["backend"] == "cpu"
+        assert {"compile", "structure", "anti-hacking", "equivalence"} <= set(v["checks"])
+        source = (Path(files["added_programs"]).parent / line["path"]).read_text()
+        assert content_hash(source) == a["program_id"] and a["program_id"] not in existing
+    gaps = c["open_gaps"]
+    assert gaps and all(g["reason"] for g in gaps)
