@@ -5,11 +5,14 @@ previous step (issue 12, "Done when")."""
 from __future__ import annotations
 
 import re
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 
 import pytest
 
+from structcover.tools.compiler.toolchain import find_nvcc
 from structcover.tools.features.extract import extract_values
 from structcover.tools.features.registry import BY_NAME
 
@@ -83,3 +86,23 @@ def test_ladders_span_the_structural_patterns():
     assert {"none", "block", "block_and_warp", "atomic_or_grid"} <= seen["pattern.sync"]
     assert {"low", "medium", "high"} <= seen["pattern.intensity"]
     assert {"1", "4"} <= seen["pattern.vector_width"] and seen["pattern.tensor_cores"] == {"no", "yes"}
+
+
+NVCC = find_nvcc()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(NVCC is None, reason="no nvcc (toolkit or nvidia-cuda-nvcc wheels)")
+def test_every_ladder_step_compiles_with_nvcc(tmp_path):
+    """The ladders are real CUDA (sm_80: cp.async-era features, TF32 WMMA)."""
+    steps = [p for n in NAMES for p in ladder_steps(n)]
+
+    def build(path: Path) -> tuple[Path, int, str]:
+        proc = subprocess.run([str(NVCC), "-arch=sm_80", "-c", str(path), "-o",
+                               str(tmp_path / f"{path.parent.name}_{path.stem}.o")],
+                              capture_output=True, text=True, timeout=300, check=False)
+        return path, proc.returncode, proc.stderr
+
+    with ThreadPoolExecutor(max_workers=2) as pool:  # shared cores; nvcc is single-threaded
+        failed = [f"{p}: {err[-800:]}" for p, rc, err in pool.map(build, steps) if rc != 0]
+    assert not failed, "\n".join(failed)
