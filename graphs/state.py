@@ -50,7 +50,7 @@ class Candidate(TypedDict):
     source: str
     parent_id: str
     operators: list[str]
-    kind: Literal["mutant", "reuse"]
+    kind: Literal["mutant", "reuse", "llm"]  # llm: written by the LLM Synthesizer
 
 
 class Feedback(TypedDict):

@@ -37,6 +37,9 @@ class CampaignOptions(BaseModel):
     targets_per_step: int = Field(8, ge=1, description="targets chosen per loop iteration")
     output_dir: Path | None = Field(None, description="where exports go (default: "
                                                       "<state_dir>/campaign/round_<N>)")
+    llm_url: str | None = Field(None, description="OpenAI-compatible endpoint for the LLM "
+                                                "policies (e.g. vllm serve); offline if none")
+    llm_model: str | None = Field(None, description="model name served at llm_url")
 
 
 class Verification(BaseModel):
@@ -97,6 +100,8 @@ class CampaignResult(BaseModel):
     stopped: str = ""
     files: dict[str, str] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
+    llm: dict[str, Any] = Field(default_factory=dict,
+                                description="LLM endpoint, per-agent usage and fallbacks")
 
 
 Progress = Callable[[dict[str, Any]], None]
@@ -197,7 +202,17 @@ def summarize(state: dict[str, Any], prep: Prepared, options: CampaignOptions) -
         reweighted=sorted({*state.get("reweighted", []), *reused}), open_gaps=open_gaps,
         candidates=int(state.get("candidates", 0)), verified=int(state.get("verified", 0)),
         stopped=str(state.get("stopped", "")), files=dict(state.get("files", {})),
-        notes=[*prep.notes, *state.get("notes", [])])
+        notes=[*prep.notes, *state.get("notes", []), *_llm_lines(prep)],
+        llm=prep.llm.summary() if prep.llm is not None else {})
+
+
+def _llm_lines(prep: Prepared) -> list[str]:
+    """Why LLM decisions fell back to the offline policies (counts and reasons)."""
+    if prep.llm is None:
+        return []
+    from structcover.agents.llm import fallback_lines
+
+    return fallback_lines(prep.llm.summary())
 
 
 def _mean(xs: list[float]) -> float:
