@@ -38,6 +38,7 @@ class Prepared:
     run: Any  # tools.coverage.diagnosis_state.DiagnosisRun
     store: Any
     notes: list[str] = field(default_factory=list)
+    llm: Any = None  # agents.llm.LLMClient when the campaign runs with --llm
 
     def close(self) -> None:
         """Release the memory store."""
@@ -100,6 +101,9 @@ def prepare(data: Path, state_dir: Path, options: CampaignOptions) -> Prepared:
     from structcover.campaign_export import exporter
 
     prep.context.export = exporter(prep, options)
+    from structcover.agents.llm_setup import attach_llm
+
+    attach_llm(prep, options, settings)
     return prep
 
 
