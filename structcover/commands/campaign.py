@@ -52,6 +52,10 @@ def campaign(
                                  help="Show the planned targets and budget; ask before spending."),
     output: Path | None = typer.Option(None, "-o", "--output", help="Export folder."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    llm: str | None = typer.Option(None, "--llm", help="OpenAI-compatible endpoint (e.g. "
+                                   "http://127.0.0.1:8000/v1 of `vllm serve`) for the LLM "
+                                   "policies; key from STRUCTCOVER_LLM_API_KEY/OPENAI_API_KEY."),
+    model: str | None = typer.Option(None, "--model", help="Model name served at --llm."),
 ) -> None:
     """Diagnose, then synthesize and verify programs for the open bins until a budget or the
     coverage target stops it; export the round's outputs."""
@@ -63,7 +67,8 @@ def campaign(
     try:
         options = CampaignOptions(budget=budget, target_scov=target_scov, backend=backend,
                                   wall_time_s=wall_time, gpu_seconds=gpu_seconds, round=round,
-                                  seed=seed, resume=resume, approve=approve, output_dir=output)
+                                  seed=seed, resume=resume, approve=approve, output_dir=output,
+                                  llm_url=llm, llm_model=model)
     except ValueError as exc:
         fail(f"bad option: {exc}")
         return
@@ -108,6 +113,16 @@ def campaign(
     print_table(f"gaps left ({len(result.open_gaps)})", ["task", "bin", "status", "why"],
                 [[g.task, g.bin, g.status, g.reason[:160]] for g in result.open_gaps[:30]])
     console.print(f"stopped: {result.stopped}")
+    if result.llm:
+        from structcover.agents.llm import fallback_lines
+
+        console.print(f"LLM {result.llm['model']} at {result.llm['base_url']}: "
+                      + ", ".join(f"{a} {u['ok']} ok / {u['fallbacks']} offline, "
+                                  f"{u['input_tokens']}+{u['output_tokens']} tokens, "
+                                  f"{u['latency_s']:.1f} s" for a, u in
+                                  result.llm["agents"].items()))
+        for line in fallback_lines(result.llm):
+            console.print(f"  {line}")
     for name, path in result.files.items():
         console.print(f"  {name}: {path}")
 

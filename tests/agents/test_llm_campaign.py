@@ -1,0 +1,130 @@
+"""``structcover campaign --llm``: against the fake OpenAI server the Diagnoser's tool call
+picks an empty bin and the Synthesizer's canned reply (a real float2 saxpy) is verified on the
+CPU backend and added; against a closed port the campaign completes offline and says why."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import structcover.campaign_bindings as cb
+import structcover.campaign_setup as cs
+from structcover.agents.ports import MutantSource
+from structcover.cli import app
+from structcover.schema import content_hash
+
+pytestmark = pytest.mark.slow
+FAKES = Path(__file__).parents[1] / "fakes"
+VEC2 = (FAKES / "saxpy_vec2.cu").read_text()
+TARGET = ("pattern.global_access=coalesced,pattern.reuse=none,pattern.sync=none,"
+          "pattern.intensity=low,pattern.vector_width=2,pattern.tensor_cores=no")
+
+
+def _server():  # type: ignore[no-untyped-def]
+    if "openai_server" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("openai_server",
+                                                      FAKES / "openai_server.py")
+        assert spec and spec.loader
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["openai_server"] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules["openai_server"]
+
+
+srv = _server()
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    from structcover.tools.coverage.diagnosis_state import run_diagnosis
+    from structcover.tools.data.corpus import load_corpus
+    from structcover.tools.simulation.simulate import SimulationSettings, simulate
+
+    tmp = tmp_path_factory.mktemp("llm_campaign")
+    fams = [f for f in load_corpus() if f.name == "saxpy"]
+    table = simulate(SimulationSettings(rounds=1, rollouts_per_task=16, mutate_p=0.0, seed=2),
+                     families=fams)
+    data = tmp / "rollouts.parquet"
+    table.to_parquet(data)
+    run_diagnosis(table, tmp / "template", round=0)
+    return data, tmp / "template"
+
+
+def _respond(body: dict) -> object:
+    """Diagnoser: choose the saxpy float2 bin; Synthesizer: the float2 saxpy for saxpy."""
+    text = srv.last_user_text(body)
+    if body.get("tools"):
+        key = re.search(r"- (G\d+): saxpy / " + re.escape(TARGET), text)
+        assert key, text[:2000]
+        return srv.Reply(tool_calls=[("choose_targets", {
+            "keys": [key.group(1)], "rationale": "float2 loads are one operator away"})])
+    if "`saxpy`" in text:
+        return srv.Reply(content=f"Here is the program:\n```cuda\n{VEC2}```\n")
+    return srv.Reply(content="I cannot help with that task.")
+
+
+def _state(prepared: tuple[Path, Path], tmp_path: Path) -> Path:
+    state = tmp_path / "state"
+    shutil.copytree(prepared[1], state)
+    return state
+
+
+def test_llm_writes_a_verified_program(prepared, tmp_path: Path) -> None:  # noqa: ANN001
+    state = _state(prepared, tmp_path)
+    with srv.FakeOpenAI(_respond) as server:
+        res = CliRunner().invoke(app, ["campaign", str(prepared[0]), "--state", str(state),
+                                       "--budget", "1", "--backend", "cpu", "--llm",
+                                       server.url, "--model", "policy", "--json"])
+        assert res.exit_code == 0, res.output
+        roles = [bool(b.get("tools")) for b in server.requests]
+    out = json.loads(res.stdout)
+    assert [a["program_id"] for a in out["added"]] == [content_hash(VEC2.strip() + "\n")]
+    added = out["added"][0]
+    assert added["bin"] == TARGET and added["task"] == "saxpy"
+    assert added["verification"]["backend"] == "cpu" and added["verification"]["equivalent"]
+    assert "equivalence" in added["verification"]["checks"]
+    agents = out["llm"]["agents"]
+    assert agents["synthesizer"]["ok"] == 1 and agents["synthesizer"]["fallbacks"] == 0
+    assert agents["diagnoser"]["ok"] >= 1 and agents["synthesizer"]["input_tokens"] > 0
+    assert out["llm"]["rationales"]["diagnoser"][0] == "float2 loads are one operator away"
+    assert True in roles and False in roles  # both agents went through the server
+
+
+class _Planner:
+    def plan(self, features, bounds, *, seed, k, family=""):  # type: ignore[no-untyped-def]
+        return [["toward"]]
+
+
+class _Mutate:
+    def apply(self, source, chain, *, seed):  # type: ignore[no-untyped-def]
+        return [MutantSource(source + f"\n// {seed}\n", list(chain))]
+
+
+class _Verify:
+    def verify(self, source, task, bin):  # type: ignore[no-untyped-def]  # noqa: A002
+        return {"ok": True, "stage": "ok", "reason": "", "landed_bin": bin, "backend": "double",
+                "checks": ["compile"], "features": {}, "gpu_seconds": 0.0}
+
+
+def test_closed_port_completes_offline_and_says_why(prepared, tmp_path: Path,  # noqa: ANN001
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cb, "bind_planner", lambda store, archive=None: _Planner())
+    monkeypatch.setattr(cb, "bind_verifier", lambda *a, **k: _Verify())
+    monkeypatch.setattr(cs, "RegistryMutate", _Mutate)
+    state = _state(prepared, tmp_path)
+    res = CliRunner().invoke(app, ["campaign", str(prepared[0]), "--state", str(state),
+                                   "--budget", "3", "--llm", srv.closed_port_url(), "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["verified"] == len(out["added"]) > 0  # the offline policies did the work
+    assert "connection failed" in out["llm"]["disabled"]
+    notes = " ".join(out["notes"])
+    assert "switched off" in notes and "fell back to the offline policy" in notes
+    assert out["llm"]["agents"]["synthesizer"]["fallbacks"] >= 1
