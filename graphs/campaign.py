@@ -22,6 +22,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send, interrupt
+
 from structcover.agents.diagnoser import Diagnoser
 from structcover.agents.ports import Toolbox
 from structcover.agents.recorder import record_result
@@ -248,7 +249,7 @@ NODES: dict[str, Any] = {
 }
 
 
-def build_target_graph() -> StateGraph:
+def build_target_graph() -> StateGraph[Any, CampaignContext, Any, Any]:
     """One target: synthesize -> verify -> (synthesize again | record)."""
     g = StateGraph(TargetState, context_schema=CampaignContext)
     for name, fn in TARGET_NODES.items():
@@ -260,7 +261,7 @@ def build_target_graph() -> StateGraph:
     return g
 
 
-def build_graph() -> StateGraph:
+def build_graph() -> StateGraph[Any, CampaignContext, Any, Any]:
     """The campaign graph, uncompiled (compile with a checkpointer to run)."""
     g = StateGraph(CampaignState, context_schema=CampaignContext)
     for name, fn in NODES.items():
@@ -282,5 +283,5 @@ def compile_graph(checkpointer: Any = None) -> Any:
 
 
 #: Runs inside the campaign's checkpointer (``attempt`` passes its config down).
-TARGET_GRAPH = build_target_graph().compile()
+TARGET_GRAPH: Any = build_target_graph().compile()
 graph = compile_graph()

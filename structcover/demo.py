@@ -153,32 +153,31 @@ def run_demo(output_dir: Path, *, progress: Progress = _no_progress, rounds: int
     state = output_dir / "state"
     shutil.rmtree(state, ignore_errors=True)  # the demo always starts from round 0
     output_dir.mkdir(parents=True, exist_ok=True)
-    chosen = families
-    families = load_corpus()
-    if chosen is not None:
-        unknown = sorted(set(chosen) - {f.name for f in families})
+    corpus = load_corpus()
+    if families is not None:
+        unknown = sorted(set(families) - {f.name for f in corpus})
         if unknown:
             raise ValueError(f"unknown corpus families {unknown}; known: "
-                             f"{', '.join(f.name for f in families)}")
-        families = [f for f in families if f.name in chosen]
-    names = {f.name for f in families}
+                             f"{', '.join(f.name for f in corpus)}")
+        corpus = [f for f in corpus if f.name in families]
+    names = {f.name for f in corpus}
     records = pd.DataFrame([r for r in corpus_records() if r.get("family") in names])
     result = DemoResult(output_dir=str(output_dir), programs=len(records))
     result.files["corpus"] = str(write_parquet(records, output_dir / "corpus.parquet"))
 
     if verify:
-        total = sum(len(f.tasks) * len(f.variants) for f in families)
+        total = sum(len(f.tasks) * len(f.variants) for f in corpus)
         result.backend, result.families = verify_corpus(
-            families, settings, progress("verify corpus variants", total))
+            corpus, settings, progress("verify corpus variants", total))
     else:
         result.families = [FamilySummary(family=f.name, tasks=len(f.tasks),
                                          programs=len(f.programs),
-                                         variants=[v.name for v in f.variants]) for f in families]
+                                         variants=[v.name for v in f.variants]) for f in corpus]
 
     advance = progress(f"simulate {rounds} rounds", 1)
     table = simulate(SimulationSettings(rounds=rounds, collapse=collapse, seed=seed,
                                         collapse_feature=collapse_feature),
-                     families=families)
+                     families=corpus)
     advance()
     result.files["rollouts"] = str(write_parquet(table, output_dir / "rollouts.parquet"))
     result.notes.append(f"simulated {len(table)} rollouts over {rounds} rounds (rewards from "
