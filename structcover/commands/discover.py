@@ -161,15 +161,16 @@ def discover_command(
                  "note"],
                 [(f.name, f.mi, f.mi_pooled, f.mi_controlled, f.tier, f.stability,
                   "yes" if f.selected else "", f.reason) for f in result.features])
-    null = result.settings.null.get("mi_controlled" if result.settings.controls_used else "mi", {})
+    user_controls = [c for c in result.settings.controls_used if c != "length"]
+    null = result.settings.null.get("mi_controlled" if user_controls else "mi", {})
     if null:
-        print_table("Tier thresholds from the within-task permutation null (MI of shuffled "
-                    "rewards, nats)", ["kind", "null q50", "null q99", "null max", "tau_low",
-                                      "tau_high"],
-                    [(k, v["q50"], v["q99"], v["max"],
-                      result.settings.tau_calibrated.get(k, {}).get("low"),
-                      result.settings.tau_calibrated.get(k, {}).get("high"))
-                     for k, v in null.items()])
+        k = result.settings.critical_factor
+        print_table("Within-task permutation null (MI against shuffled rewards, nats): a "
+                    f"feature is moderate above its null level + spread, critical above its "
+                    f"null level + {k:g} x spread (per feature: null_mi, tau_low, tau_high "
+                    "in --json)", ["kind", "draws", "q50", "q95", "q99", "max", "spread"],
+                    [(kind, int(v["draws"]), v["q50"], v["q95"], v["q99"], v["max"],
+                      v.get("spread_q99")) for kind, v in null.items()])
     if ranking is not None:
         print_table(f"Within-task pairwise accuracy ({ranking.folds}-fold by task, "
                     f"{ranking.pairs} pairs, {ranking.groups} groups)",
