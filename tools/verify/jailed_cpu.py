@@ -200,7 +200,8 @@ def _died(jailed: JailResult) -> RunResult:
     own = [ln for ln in jailed.stderr.decode("utf-8", "replace").splitlines()
            if ln.startswith(("sc_runner:", "bwrap:"))][:3]
     sig = jailed.signal
-    if jailed.returncode == _FORBIDDEN_EXIT or any("forbidden system call" in ln for ln in own):
+    if (jailed.returncode == _FORBIDDEN_EXIT or sig == signal.SIGSYS
+            or any("forbidden system call" in ln for ln in own)):
         return _result("crash", detail=_forbidden(own))
     if sig is not None:
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
