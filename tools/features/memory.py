@@ -110,7 +110,12 @@ def pointer_form(facts: Facts, func: Func, res: Resolver, node: Node,
             if param is not None and func.kind == "device" and depth < 8:
                 form = _bound_pointer(facts, func, name, depth)
             if form is None:
-                form = name, space, {}, (param.vector if param is not None else 1)
+                if param is not None:
+                    width = param.vector
+                else:  # a shared array of a vector type (__shared__ float4 buf[...])
+                    arr = func.shared.get(name) or facts.file_shared.get(name)
+                    width = vector_width(arr.type_text) if arr is not None else 1
+                form = name, space, {}, width
             return _advanced(func, res, name, form)
         if name not in func.local_arrays:
             # A local pointer (`float* q = &x[i]`, `auto p = A + off`) with one definition.

@@ -128,3 +128,44 @@ def test_intensity_classes_follow_the_stated_thresholds():
     for value, level in ((0.99, "low"), (1.0, "medium"), (7.9, "medium"), (8.0, "high"),
                          (None, "low")):
         assert pattern_features({"intensity.flop_per_byte": value})["pattern.intensity"] == level
+
+
+CUDA_MEMCPY_ASYNC = r"""
+#include <cuda/pipeline>
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__global__ void stage2(const float* in, float* out, int n) {
+    __shared__ float buf[2][256];
+    auto block = cg::this_thread_block();
+    cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
+    for (int t = 0; t < n / 256; ++t) {
+        pipe.producer_acquire();
+        cuda::memcpy_async(&buf[t % 2][threadIdx.x], &in[t * 256 + threadIdx.x], sizeof(float), pipe);
+        pipe.producer_commit();
+        pipe.consumer_wait();
+        out[t * 256 + threadIdx.x] = buf[t % 2][threadIdx.x] * 2.0f;
+        pipe.consumer_release();
+    }
+}
+"""
+
+PTX_CP_ASYNC = r"""
+__global__ void stage_ptx(const float4* in, float4* out) {
+    __shared__ float4 buf[128];
+    unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(&buf[threadIdx.x]));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(in + threadIdx.x));
+    asm volatile("cp.async.commit_group;");
+    asm volatile("cp.async.wait_group 0;");
+    __syncthreads();
+    out[threadIdx.x] = buf[127 - threadIdx.x];
+}
+"""
+
+
+def test_async_pipelines_through_cuda_memcpy_async_and_inline_ptx():
+    for src in (CUDA_MEMCPY_ASYNC, PTX_CP_ASYNC):
+        values = v(src)
+        assert values["pipeline.async_copy"] and values["pipeline.double_buffered"], src[:40]
+    assert v(CUDA_MEMCPY_ASYNC)["pipeline.stages"] == 2  # buf[t % 2]: two stages
+    assert v(PTX_CP_ASYNC)["mem.vector_width_shared"] == 4
+    assert v(E.VECTORIZED)["mem.vector_width_shared"] == 1
