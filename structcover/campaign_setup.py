@@ -51,9 +51,9 @@ def read_rollouts(data: Path) -> pd.DataFrame:
     Raises:
         ValueError: Unreadable data, or no ``task_id`` / ``program`` column.
     """
-    from structcover.commands.discover import read_table
+    from structcover.tools.mining.reader import read_table
 
-    table = read_table(Path(data))
+    table = read_table(Path(data)).records
     missing = [c for c in ("task_id", "program") if c not in table.columns]
     if missing:
         raise ValueError(f"{data}: a campaign needs the columns {missing} (program text per "

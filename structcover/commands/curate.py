@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from structcover.commands._input import MAP_HELP, read_input
 from structcover.commands._output import console, fail, print_json
 
 
@@ -16,17 +17,18 @@ def curate(
     round: int | None = typer.Option(None, "--round", min=0, help="Round to curate (default: last)."),
     eps: float = typer.Option(1.0, "--eps", min=1e-6, help="ε in w ∝ 1/(count(bin)+ε)."),
     seed: int = typer.Option(0, "--seed", help="Seed for the resampled set."),
+    mapping: list[str] = typer.Option([], "--map", help=MAP_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Diagnose the round (reusing the frozen archive) and write the curated data."""
-    from structcover.commands.diagnose import read_data
     from structcover.config import load_settings
     from structcover.tools.coverage.diagnosis_state import run_diagnosis
     from structcover.tools.curation.sampling import export_curation
 
     settings = load_settings()
     try:
-        run = run_diagnosis(read_data(data), state, round=round, settings=settings.archive,
+        run = run_diagnosis(read_input(data, mapping), state, round=round,
+                            settings=settings.archive,
                             discovery_settings=settings.discovery, seed=seed)
         out = export_curation(run.table, run.archive, output, gaps=run.diagnosis.gaps,
                               diagnosis_json=run.diagnosis.to_json(), eps=eps, seed=seed)

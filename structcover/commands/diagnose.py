@@ -4,22 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
 import typer
 
+from structcover.commands._input import MAP_HELP, read_input
 from structcover.commands._output import console, fail, print_json, print_table
 from structcover.config import load_settings
-
-
-def read_data(path: Path) -> pd.DataFrame:
-    """Read a feature table or rollout file (Parquet, JSONL, CSV or a dataset folder).
-
-    Raises:
-        ValueError: The input cannot be read.
-    """
-    from structcover.commands.discover import read_table  # one reader for every command
-
-    return read_table(path)
 
 
 def diagnose(
@@ -29,6 +18,7 @@ def diagnose(
     report: Path | None = typer.Option(None, "--report", help="Write the HTML report here."),
     as_json: bool = typer.Option(False, "--json", help="Print the diagnosis as JSON."),
     seed: int = typer.Option(0, "--seed", help="Seed for the predictor and the archive."),
+    mapping: list[str] = typer.Option([], "--map", help=MAP_HELP),
 ) -> None:
     """Diagnose one round against the frozen archive (created at the first round)."""
     from structcover.tools.coverage.diagnosis_state import run_diagnosis
@@ -36,7 +26,8 @@ def diagnose(
 
     settings = load_settings()
     try:
-        run = run_diagnosis(read_data(data), state, round=round, settings=settings.archive,
+        run = run_diagnosis(read_input(data, mapping), state, round=round,
+                            settings=settings.archive,
                             discovery_settings=settings.discovery, seed=seed)
     except ValueError as exc:
         fail(str(exc))

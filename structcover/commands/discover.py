@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 import typer
 
+from structcover.commands._input import MAP_HELP, read_input
 from structcover.commands._output import fail, print_json, print_table
 from structcover.config import load_settings
 from structcover.tools.mining import (
@@ -17,49 +18,7 @@ from structcover.tools.mining import (
     load_discovery,
     save_discovery,
 )
-from structcover.tools.mining.table import feature_columns
 from structcover.tools.mining.ranking import RankingReport, evaluate_ranking, standard_specs
-
-
-def read_table(path: Path) -> pd.DataFrame:
-    """Read a feature table or rollout file (Parquet, JSONL, CSV; else the dataset loader).
-
-    A table without feature columns but with ``program`` text gets its features extracted.
-
-    Raises:
-        ValueError: The input cannot be read.
-    """
-    if not path.exists():
-        raise ValueError(f"{path}: no such file or folder")
-    suffix = path.suffix.lower()
-    try:
-        if suffix == ".parquet":
-            frame = pd.read_parquet(path)
-        elif suffix in (".jsonl", ".json"):
-            frame = pd.read_json(path, lines=suffix == ".jsonl")
-        elif suffix == ".csv":
-            frame = pd.read_csv(path)
-        else:  # a folder of rollouts, a saved HF dataset, .cu files…
-            from structcover.tools.data.datasets import load_trajectories
-            frame = load_trajectories(path).records
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{path}: cannot read ({exc})") from exc
-    if not feature_columns(frame) and "program" in frame.columns:
-        frame = _with_features(frame)
-    return frame
-
-
-def _with_features(frame: pd.DataFrame) -> pd.DataFrame:
-    # Imported lazily: extraction pulls in tree-sitter, which a feature table never needs.
-    from structcover.schema import content_hash
-    from structcover.tools.features.extract import extract_table
-
-    frame = frame.copy()
-    if "program_id" not in frame.columns:
-        frame["program_id"] = frame["program"].fillna("").astype(str).map(content_hash)
-    unique = frame.drop_duplicates("program_id")
-    feats = extract_table(list(zip(unique["program_id"], unique["program"].fillna("").astype(str))))
-    return frame.merge(feats, on="program_id", how="left")
 
 
 def previous_discovery(state: Path, current: int) -> Discovery | None:
@@ -120,16 +79,18 @@ def discover_command(
     pooled: bool = typer.Option(False, "--pooled", help="R_perf pooled over tasks."),
     all_programs: bool = typer.Option(False, "--all-programs",
                                       help="Keep incorrect programs too."),
-    bootstrap: int | None = typer.Option(None, "--bootstrap", min=1, help="Stability resamples."),
+    bootstrap: int | None = typer.Option(None, "--bootstrap", min=0,
+                                         help="Stability resamples (0: none)."),
     no_ranking: bool = typer.Option(False, "--no-ranking", help="Skip the baseline table."),
     seed: int | None = typer.Option(None, "--seed"),
     config: Path | None = typer.Option(None, "--config", help="Settings YAML."),
+    mapping: list[str] = typer.Option([], "--map", help=MAP_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Discover the features associated with speed (MI, tiers, F*) and compare to baselines."""
     ds = load_settings(config).discovery
     try:
-        frame = read_table(data)
+        frame = read_input(data, mapping)
         kwargs = dict(target=target, normalize_within_task=not pooled and ds.normalize_within_task,
                       correct_only=not all_programs and ds.correct_only, tau_high=ds.tau_high,
                       tau_low=ds.tau_low, critical_factor=ds.critical_factor,

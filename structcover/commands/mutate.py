@@ -3,31 +3,26 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from structcover.commands._output import fail, print_json, print_table
 from structcover.tools.data.text import read_source
 
+if TYPE_CHECKING:
+    from structcover.schema import TaskSpec
 
-def _resolve_task(task: str | None):  # noqa: ANN202 - TaskSpec | None, lazy import
+
+def _resolve_task(task: str | None) -> TaskSpec | None:
     if task is None:
         return None
-    from structcover.tools.data.corpus import find_task, load_task
+    from structcover.tools.data.corpus import resolve_task
 
-    path = Path(task)
-    if path.suffix in (".yaml", ".yml"):
-        if not path.exists():
-            fail(f"--task {task}: no such file")
-        try:
-            return load_task(path)
-        except ValueError as exc:
-            fail(str(exc))
     try:
-        return find_task(task)[0]
-    except KeyError as exc:
-        fail(f"--task {task}: {exc.args[0]}")
-    return None
+        return resolve_task(task)
+    except ValueError as exc:
+        fail(str(exc))
 
 
 def _list(as_json: bool, state: Path | None) -> None:

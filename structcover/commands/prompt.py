@@ -18,10 +18,10 @@ def prompt(
     as_json: bool = typer.Option(False, "--json", help="Print the prompt and constraints as JSON."),
 ) -> None:
     """Print the constrained prompt for a target bin of a task."""
-    from structcover.commands.mutate import _resolve_task
+    from structcover.tools.data.corpus import resolve_task
     from structcover.tools.curation.prompting import constraint_sentences, parse_bin_label, render_generate
 
-    spec = _resolve_task(task)
+    spec = resolve_task(task)  # a bad --task is one error line (the CLI's handler)
     if state is not None:
         from structcover.tools.coverage.archive import load_archive
 

@@ -8,7 +8,7 @@ import pandas as pd
 import typer
 
 from structcover.commands._output import fail, print_json, print_table
-from structcover.commands.discover import read_table
+from structcover.commands._input import read_input
 from structcover.tools.mining.table import feature_columns, is_categorical
 from structcover.tools.mining.ranking import evaluate_ranking, standard_specs
 
@@ -52,7 +52,7 @@ def rank_eval(
 ) -> None:
     """Within-group pairwise accuracy of a feature set, beside the trivial baselines."""
     try:
-        frame, cols = join(read_table(features), read_table(labels))
+        frame, cols = join(read_input(features), read_input(labels))
         if "task_id" not in frame.columns:
             frame["task_id"] = frame[group]
         specs, notes = standard_specs(frame, cols, name="features")

@@ -131,3 +131,20 @@ def corpus_records(root: Path | None = None) -> list[dict[str, object]]:
                     "meta": "",
                 })
     return rows
+
+
+def resolve_task(task: str) -> TaskSpec:
+    """A task given on the command line: a TaskSpec YAML path or a corpus task id.
+
+    Raises:
+        ValueError: No such file, an invalid spec, or no such task (the message names ``task``).
+    """
+    path = Path(task)
+    if path.suffix in (".yaml", ".yml"):
+        if not path.exists():
+            raise ValueError(f"--task {task}: no such file")
+        return load_task(path)
+    try:
+        return find_task(task)[0]
+    except KeyError as exc:
+        raise ValueError(f"--task {task}: {exc.args[0]}") from None
