@@ -212,7 +212,7 @@ def _local_array_elems(res: Resolver, func: Func, name: bytes) -> int:
     return total
 
 
-def _array_base(node: Node) -> tuple[Node | None, list[Node]]:
+def _array_base(node: Node | None) -> tuple[Node | None, list[Node]]:
     """Base identifier and indices (outermost dimension first) of a subscript chain."""
     idx: list[Node] = []
     while node is not None and node.type == "subscript_expression":
@@ -280,10 +280,11 @@ def expert_features(facts: Facts, mem: MemoryFacts, resolvers: dict[int, Resolve
             op = op_node.type if op_node is not None else "="
             right = parent.child_by_field_id(_F_RIGHT)
             base, idx = _array_base(node)
-            rtext = right.text if right is not None else b""
-            if base is not None and base.type == "identifier" and base.text in func.local_arrays:
-                if op in ("+=", "-=", "*=") or base.text in rtext:
-                    acc_arrays.add(base.text)
+            rtext = (right.text or b"") if right is not None else b""
+            btext = (base.text or b"") if base is not None else b""
+            if base is not None and base.type == "identifier" and btext in func.local_arrays:
+                if op in ("+=", "-=", "*=") or btext in rtext:
+                    acc_arrays.add(btext)
             if right is not None and (op != "=" or _is_value(rtext)):
                 flops += _flops(rtext, op) * trips.weight(site.loops, UNKNOWN_TRIPS)
         # Value statements on scalars inside loops (outside loops they are too few to count:
@@ -291,7 +292,7 @@ def expert_features(facts: Facts, mem: MemoryFacts, resolvers: dict[int, Resolve
         spans = [(site.node.start_byte, site.node.end_byte, site.node) for site in func.loops]
         lo = min((a for a, _, _ in spans), default=0)
         hi = max((b for _, b, _ in spans), default=0)
-        for name, defs in func.defs.items() if spans else ():
+        for defs in func.defs.values() if spans else ():
             first = None
             for op, value in defs:
                 if op == "for":
@@ -359,7 +360,7 @@ def _stage_index(func: Func, idx: Node) -> bool:
     """The index picks a pipeline stage: it changes from iteration to iteration (a loop
     variable, a variable reassigned in the function such as ``cur ^= 1``, or a name derived
     from one), and does not depend on the thread (``As[warp][...]`` is a per-warp slice)."""
-    text = idx.text
+    text = idx.text or b""
     if b"threadIdx" in text or idx.type == "number_literal":
         return False
     names = set(_NAME.findall(text))

@@ -104,7 +104,8 @@ PTX_MMA = r"""
 __global__ void tc_ptx(const unsigned* a, const unsigned* b, float* c) {
     float d0 = 0, d1 = 0, d2 = 0, d3 = 0;
     unsigned a0 = a[threadIdx.x], a1 = a[threadIdx.x + 32], b0 = b[threadIdx.x];
-    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
                  : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3) : "r"(a0), "r"(a1), "r"(b0));
     c[threadIdx.x] = d0 + d1 + d2 + d3;
 }

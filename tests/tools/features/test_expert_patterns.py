@@ -140,7 +140,8 @@ __global__ void stage2(const float* in, float* out, int n) {
     cuda::pipeline<cuda::thread_scope_thread> pipe = cuda::make_pipeline();
     for (int t = 0; t < n / 256; ++t) {
         pipe.producer_acquire();
-        cuda::memcpy_async(&buf[t % 2][threadIdx.x], &in[t * 256 + threadIdx.x], sizeof(float), pipe);
+        cuda::memcpy_async(&buf[t % 2][threadIdx.x], &in[t * 256 + threadIdx.x], sizeof(float),
+                           pipe);
         pipe.producer_commit();
         pipe.consumer_wait();
         out[t * 256 + threadIdx.x] = buf[t % 2][threadIdx.x] * 2.0f;

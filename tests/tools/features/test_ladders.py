@@ -85,7 +85,8 @@ def test_ladders_span_the_structural_patterns():
     assert {"none", "smem_staging", "smem_tiling", "smem_and_register"} <= seen["pattern.reuse"]
     assert {"none", "block", "block_and_warp", "atomic_or_grid"} <= seen["pattern.sync"]
     assert {"low", "medium", "high"} <= seen["pattern.intensity"]
-    assert {"1", "4"} <= seen["pattern.vector_width"] and seen["pattern.tensor_cores"] == {"no", "yes"}
+    assert {"1", "4"} <= seen["pattern.vector_width"]
+    assert seen["pattern.tensor_cores"] == {"no", "yes"}
 
 
 NVCC = find_nvcc()
