@@ -149,6 +149,25 @@ extern "C" int launch(const float* x, float* y, int n, cudaStream_t s) {
     cudaFreeHost(table);
     return (int)cudaGetLastError();
 }"""),
+    "__constant__ table filled from a device buffer": ("scale", r"""
+#include <cuda_runtime.h>
+__constant__ float table[4];
+__global__ void k(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = table[1] * x[i];
+}
+extern "C" int launch(const float* x, float* y, int n, cudaStream_t s) {
+    float host[4] = {0.0f, 2.0f, 0.0f, 0.0f}, back[4];
+    float* dev;
+    cudaMalloc(&dev, sizeof host);
+    cudaMemcpy(dev, host, sizeof host, cudaMemcpyHostToDevice);
+    cudaMemcpyToSymbol(table, dev, sizeof host, 0, cudaMemcpyDeviceToDevice);
+    cudaMemcpyFromSymbol(back, table, sizeof back);
+    cudaFree(dev);
+    if (back[1] != 2.0f) return 1;
+    k<<<(n + 255) / 256, 256, 0, s>>>(x, y, n);
+    return (int)cudaGetLastError();
+}"""),
 }
 
 

@@ -276,17 +276,16 @@ inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* n, F*, int
   *n = block > 0 ? (2048 / block > 0 ? 2048 / block : 1) : 1;
   return cudaSuccess;
 }
+// Through cudaMemcpy: the other side may be a device buffer (closed to plain host code).
 template <class T>
 inline cudaError_t cudaMemcpyToSymbol(T& sym, const void* src, size_t n, size_t off = 0,
-                                      cudaMemcpyKind = cudaMemcpyHostToDevice) {
-  memcpy(reinterpret_cast<char*>(&sym) + off, src, n);
-  return cudaSuccess;
+                                      cudaMemcpyKind k = cudaMemcpyHostToDevice) {
+  return cudaMemcpy(reinterpret_cast<char*>(&sym) + off, src, n, k);
 }
 template <class T>
 inline cudaError_t cudaMemcpyFromSymbol(void* dst, const T& sym, size_t n, size_t off = 0,
-                                        cudaMemcpyKind = cudaMemcpyDeviceToHost) {
-  memcpy(dst, reinterpret_cast<const char*>(&sym) + off, n);
-  return cudaSuccess;
+                                        cudaMemcpyKind k = cudaMemcpyDeviceToHost) {
+  return cudaMemcpy(dst, reinterpret_cast<const char*>(&sym) + off, n, k);
 }
 #define cudaFuncCachePreferShared 1
 #define cudaFuncCachePreferL1 2
