@@ -17,6 +17,8 @@ from structcover.tools.cuda_ast import field_id
 from structcover.tools.features.dataflow import (
     Indirect, NotAffine, Poly, Resolver, add, const_of, mul)
 from structcover.tools.features.model import Facts, Func, Site, vector_width
+from structcover.tools.features.pointers import (  # noqa: F401 - base_space re-exported
+    Skip, base_space, cast_width, index_node, pointer_form)
 
 _F_ARGUMENT = field_id("argument")
 _F_ARGUMENTS = field_id("arguments")
@@ -31,13 +33,6 @@ _F_VALUE = field_id("value")
 _ELEM_BYTES = [(b"double", 8), (b"long long", 8), (b"int64", 8), (b"half", 2),
                (b"bfloat16", 2), (b"short", 2), (b"char", 1), (b"int8", 1), (b"uint8", 1),
                (b"bool", 1)]
-_CASTS = (b"reinterpret_cast", b"static_cast", b"const_cast")
-
-
-class _Skip(Exception):
-    """Not a memory access we classify (local array, struct field, unknown base)."""
-
-
 @dataclass
 class Access:
     """One classified access."""
@@ -72,171 +67,6 @@ def elem_bytes(type_text: bytes) -> int:
         if key in type_text:
             return size * width
     return 4 * width
-
-
-def base_space(facts: Facts, func: Func, name: bytes) -> str | None:
-    """Memory space of a named base: shared, global, constant, or None (registers/unknown)."""
-    if name in func.shared or name in facts.file_shared:
-        return "shared"
-    param = func.params.get(name)
-    if param is not None:
-        if not param.pointer:
-            return None
-        return "shared" if (func.name, name) in facts.shared_params else "global"
-    if name in facts.constant_vars:
-        return "constant"
-    if name in facts.device_globals:
-        return "global"
-    return None
-
-
-def pointer_form(facts: Facts, func: Func, res: Resolver, node: Node,
-                 depth: int = 0) -> tuple[bytes, str, Poly, int]:
-    """Reduce a pointer expression to (base name, space, element offset, vector width).
-
-    Raises:
-        _Skip: The base is not a global/shared/constant array.
-        NotAffine, Indirect: The offset does not reduce.
-    """
-    if depth > 16:
-        raise _Skip
-    t = node.type
-    if t == "identifier":
-        name = node.text
-        space = base_space(facts, func, name)
-        if space is not None:
-            param = func.params.get(name)
-            form = None
-            if param is not None and func.kind == "device" and depth < 8:
-                form = _bound_pointer(facts, func, name, depth)
-            if form is None:
-                if param is not None:
-                    width = param.vector
-                else:  # a shared array of a vector type (__shared__ float4 buf[...])
-                    arr = func.shared.get(name) or facts.file_shared.get(name)
-                    width = vector_width(arr.type_text) if arr is not None else 1
-                form = name, space, {}, width
-            return _advanced(func, res, name, form)
-        if name not in func.local_arrays:
-            # A local pointer (`float* q = &x[i]`, `auto p = A + off`) with one definition.
-            defs = [v for op, v in func.defs.get(name, []) if op in ("decl", "=")]
-            if len(defs) == 1:
-                form = pointer_form(facts, func, res, defs[0], depth + 1)
-                return _advanced(func, res, name, form)
-        raise _Skip
-    if t == "parenthesized_expression" and node.named_children:
-        return pointer_form(facts, func, res, node.named_children[-1], depth + 1)
-    if t == "binary_expression":
-        op = node.child_by_field_id(_F_OPERATOR)
-        left = node.child_by_field_id(_F_LEFT)
-        right = node.child_by_field_id(_F_RIGHT)
-        if op is None or left is None or right is None or op.type not in ("+", "-"):
-            raise _Skip
-        name, space, off, width = pointer_form(facts, func, res, left, depth + 1)
-        extra, _ = res.resolve(right)
-        sign = 1.0 if op.type == "+" else -1.0
-        merged = dict(off)
-        for m, c in extra.items():
-            merged[m] = merged.get(m, 0.0) + sign * c
-        return name, space, merged, width
-    if t == "pointer_expression" and node.child(0).type == "&":
-        arg = node.child_by_field_id(_F_ARGUMENT)
-        if arg is not None and arg.type == "subscript_expression":
-            indices: list[Node] = []
-            base = arg
-            while base is not None and base.type == "subscript_expression":
-                idx = _index_node(base)
-                if idx is None:
-                    raise _Skip
-                indices.append(idx)
-                base = base.child_by_field_id(_F_ARGUMENT)
-            if base is None:
-                raise _Skip
-            indices.reverse()
-            name, space, off, width = pointer_form(facts, func, res, base, depth + 1)
-            sizes: list[Node] = []
-            if len(indices) > 1:  # &tile[r][c]: row-major over the declared sizes
-                arr = func.shared.get(name) or facts.file_shared.get(name)
-                if arr is None or len(arr.dims) != len(indices):
-                    raise _Skip
-                sizes = arr.dims
-            merged = dict(off)
-            for i, idx in enumerate(indices):
-                term, _ = res.resolve(idx)
-                for dim in sizes[i + 1:]:
-                    term = mul(term, res.resolve(dim)[0])
-                merged = add(merged, term)
-            return name, space, merged, width
-        raise _Skip
-    if t in ("call_expression", "cast_expression"):
-        if t == "call_expression":
-            fn = node.child_by_field_id(_F_FUNCTION)
-            if fn is None or fn.type != "template_function" or not fn.text.startswith(_CASTS):
-                raise _Skip
-            args = node.child_by_field_id(_F_ARGUMENTS)
-            inner = args.named_children[0] if args is not None and args.named_children else None
-            type_text = fn.text
-        else:
-            inner = node.child_by_field_id(_F_VALUE)
-            tnode = node.child_by_field_id(_F_TYPE)
-            type_text = tnode.text if tnode is not None else b""
-        if inner is None:
-            raise _Skip
-        name, space, off, width = pointer_form(facts, func, res, inner, depth + 1)
-        new_width = vector_width(type_text)
-        # Offsets so far are in the old element unit; re-express them in the new one.
-        scale = width / new_width
-        return name, space, {m: c * scale for m, c in off.items()}, new_width
-    raise _Skip
-
-
-def _advanced(func: Func, res: Resolver, name: bytes,
-              form: tuple[bytes, str, Poly, int]) -> tuple[bytes, str, Poly, int]:
-    """Add the pointer's own increments (``A += cRow * BM * K``, ``p -= k``) to its offset.
-
-    Every increment in the function is added once: a loop-carried step (``A += BK`` per
-    tile) is warp-uniform, so the sum keeps the per-lane coefficient the classification
-    reads.
-    """
-    base, space, off, width = form
-    incs = [(op, v) for op, v in func.defs.get(name, ()) if op in ("+=", "-=")]
-    if not incs:
-        return form
-    merged = dict(off)
-    for op, value in incs:
-        extra, _ = res.resolve(value)
-        sign = 1.0 if op == "+=" else -1.0
-        for m, c in extra.items():
-            merged[m] = merged.get(m, 0.0) + sign * c
-    return base, space, {m: c for m, c in merged.items() if c != 0}, width
-
-
-def _bound_pointer(facts: Facts, func: Func, name: bytes,
-                   depth: int) -> tuple[bytes, str, Poly, int] | None:
-    """A helper's pointer parameter as its first caller passes it (``load(A + row * K)``),
-    in the caller's terms; None when there is no caller or the argument does not reduce."""
-    sites = facts.calls_to.get(func.name)
-    if not sites:
-        return None
-    caller, call = sites[0]
-    args = call.child_by_field_id(_F_ARGUMENTS)
-    index = list(func.params).index(name)
-    if args is None or index >= len(args.named_children):
-        return None
-    res = facts.resolvers.get(id(caller))
-    if res is None:
-        res = facts.resolvers[id(caller)] = Resolver(facts, caller)
-    try:
-        return pointer_form(facts, caller, res, args.named_children[index], depth + 4)
-    except (_Skip, NotAffine, Indirect):
-        return None
-
-
-def _index_node(sub: Node) -> Node | None:
-    idx = sub.child_by_field_id(_F_INDICES) or sub.child_by_field_name("index")
-    if idx is not None and idx.type == "subscript_argument_list":
-        return idx.named_children[0] if idx.named_children else None
-    return idx
 
 
 def classify(poly: Poly) -> str:
@@ -295,7 +125,7 @@ def _classify_site(facts: Facts, func: Func, res: Resolver, site: Site,
     try:
         if node.type == "subscript_expression":
             base = node.child_by_field_id(_F_ARGUMENT)
-            idx = _index_node(node)
+            idx = index_node(node)
             if base is None or idx is None:
                 return None
             dims = 1
@@ -315,12 +145,12 @@ def _classify_site(facts: Facts, func: Func, res: Resolver, site: Site,
                 return None
             name, space, off, width = pointer_form(facts, func, res, arg)
             idx = None
-    except _Skip:
+    except Skip:
         return None
     except Indirect:
-        return Access(site, "global", "indirect", store, _cast_width(node), b"")
+        return Access(site, "global", "indirect", store, cast_width(node), b"")
     except NotAffine:
-        return Access(site, "global", "unknown", store, _cast_width(node), b"")
+        return Access(site, "global", "unknown", store, cast_width(node), b"")
     stride = None
     try:
         poly = dict(off)
@@ -346,7 +176,7 @@ def _shared_access(facts: Facts, func: Func, res: Resolver, site: Site, store: b
     indices: list[Node] = []
     node: Node | None = site.node
     while node is not None and node.type == "subscript_expression":
-        ix = _index_node(node)
+        ix = index_node(node)
         if ix is None:
             return Access(site, "shared", "unknown", store, width, name)
         indices.append(ix)
@@ -366,24 +196,6 @@ def _shared_access(facts: Facts, func: Func, res: Resolver, site: Site, store: b
         return Access(site, "shared", "indirect", store, width, name)
     except NotAffine:
         return Access(site, "shared", "unknown", store, width, name)
-
-
-def _cast_width(node: Node) -> int:
-    """Lanes of the vector type an access goes through (``reinterpret_cast<float4*>(p)[0]``),
-    read off its base when the offset did not reduce; 1 for scalars."""
-    base = node.child_by_field_id(_F_ARGUMENT)
-    while base is not None and base.type == "parenthesized_expression" and base.named_children:
-        base = base.named_children[-1]
-    if base is None:
-        return 1
-    if base.type == "call_expression":
-        fn = base.child_by_field_id(_F_FUNCTION)
-        if fn is not None and fn.type == "template_function" and fn.text.startswith(_CASTS):
-            return vector_width(fn.text)
-    elif base.type == "cast_expression":
-        tnode = base.child_by_field_id(_F_TYPE)
-        return vector_width(tnode.text) if tnode is not None else 1
-    return 1
 
 
 def lane_stride(poly: Poly) -> float | None:
