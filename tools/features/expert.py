@@ -21,14 +21,10 @@ from structcover.tools.features.model import Facts, Func
 from structcover.tools.features.trips import UNKNOWN_TRIPS, Trips
 
 _F_ARGUMENT = field_id("argument")
-_F_CONDITION = field_id("condition")
 _F_INDICES = field_id("indices")
-_F_INITIALIZER = field_id("initializer")
 _F_LEFT = field_id("left")
 _F_OPERATOR = field_id("operator")
 _F_RIGHT = field_id("right")
-_F_UPDATE = field_id("update")
-_F_VALUE = field_id("value")
 
 
 _NAME = re.compile(rb"[A-Za-z_]\w*")
