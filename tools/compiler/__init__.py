@@ -4,8 +4,11 @@ Public entry points: :func:`compile_program` (service), :func:`compiler_feature_
 :func:`compiler_features` (features), :func:`theoretical_occupancy` (occupancy).
 """
 
-from structcover.tools.compiler.features import (FEATURE_NAMES, compiler_feature_values,
-                                                 compiler_features)
+from structcover.tools.compiler.features import (
+                                                 FEATURE_NAMES,
+                                                 compiler_feature_values,
+                                                 compiler_features,
+)
 from structcover.tools.compiler.occupancy import theoretical_occupancy
 from structcover.tools.compiler.service import CompileResult, compile_program
 

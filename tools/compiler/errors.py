@@ -9,7 +9,8 @@ from pydantic import BaseModel
 
 # `file.cu(12): error: identifier "x" is undefined` (cudafe/NVRTC), optionally with a column.
 _EDG = re.compile(r"^(?P<file>[^\s()][^()]*?)\((?P<line>\d+)\)(?::\s*|\s+)"
-                  r"(?P<sev>error|warning|catastrophic error|remark)(?:\s*#\S+)?\s*:?\s*(?P<msg>.*)$")
+                  r"(?P<sev>error|warning|catastrophic error|remark)(?:\s*#\S+)?"
+                  r"\s*:?\s*(?P<msg>.*)$")
 # `file.cu:12:5: error: ...` (g++ on host code).
 _GCC = re.compile(r"^(?P<file>[^:\s][^:]*):(?P<line>\d+):(?:(?P<col>\d+):)?\s*"
                   r"(?P<sev>error|fatal error|warning):\s*(?P<msg>.*)$")

@@ -22,8 +22,8 @@ from structcover.schema import CompileStats
 from structcover.tools.compiler import toolchain
 from structcover.tools.compiler.cache import CompileCache, cache_key
 from structcover.tools.compiler.errors import CompileError, fallback_error, parse_errors
-from structcover.tools.compiler.nvcc import RawCompile, compile_nvcc, nvcc_flags
 from structcover.tools.compiler.jailed import compile_nvrtc_jailed
+from structcover.tools.compiler.nvcc import RawCompile, compile_nvcc, nvcc_flags
 from structcover.tools.compiler.nvrtc import nvrtc_options
 from structcover.tools.compiler.ptxas import name_stats, parse_ptxas
 from structcover.tools.compiler.slicing import slice_device_code
@@ -129,7 +129,7 @@ def _finish(raw: RawCompile, source: str, via: str, arch: str, version: str,
         errors = [CompileError(message=raw.log.strip().splitlines()[0], origin="timeout")]
     elif not raw.ok and not errors:
         errors = [fallback_error(raw.log, via)]
-    return CompileResult(ok=raw.ok, via=via, arch=arch, ptx=raw.ptx, stats=parsed,  # type: ignore[arg-type]
+    return CompileResult(ok=raw.ok, via=via, arch=arch, ptx=raw.ptx, stats=parsed,
                          kernel_symbols=symbols, errors=errors, log=raw.log,
                          timed_out=raw.timed_out, compiler_version=version)
 

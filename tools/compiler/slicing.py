@@ -30,8 +30,13 @@ from typing import Literal
 
 from tree_sitter import Node
 
-from structcover.tools.compiler.launches import (_constants, _safe_eval, find_launches,
-                                                 node_text, parse)
+from structcover.tools.compiler.launches import (
+    _constants,
+    _safe_eval,
+    find_launches,
+    node_text,
+    parse,
+)
 
 #: Headers NVRTC can compile (builtin or from a toolkit/wheel include folder).
 DEVICE_HEADERS = re.compile(

@@ -1,1 +1,1 @@
-"""Stage 2, coverage diagnosis: frozen bins and archives, SCov, entropy, SRMis, gaps, feasibility."""
+"""Stage 2, coverage diagnosis: frozen bins, archives, SCov, entropy, SRMis, gaps, feasibility."""

@@ -1,7 +1,8 @@
 """The coverage archive B(F*): bins over the critical features, frozen at round 0.
 
 Two geometries, pyribs-style: :class:`GridArchive` (product of per-feature levels / edges) and
-:class:`structcover.tools.coverage.cvt.CVTArchive` (centroids from seeded k-means, used when the dimension count exceeds
+:class:`structcover.tools.coverage.cvt.CVTArchive` (centroids from seeded k-means, used when
+the dimension count exceeds
 ``ArchiveSettings.cvt_above_dims``). Both keep per-bin count, best and mean reward, and both
 are saved as JSON with their frozen geometry so later rounds bin identically.
 """
@@ -198,7 +199,8 @@ class GridArchive(Archive):
 
     def label(self, i: int) -> str:
         coords = np.unravel_index(i, self.shape)
-        return ",".join(f"{d.name}={d.label(int(c))}" for d, c in zip(self.dims, coords))
+        return ",".join(f"{d.name}={d.label(int(c))}"
+                        for d, c in zip(self.dims, coords, strict=True))
 
     def coords(self, label: str) -> tuple[int, ...]:
         """Per-axis indices of a label (parsed axis by axis, so ranges with commas work)."""
@@ -221,7 +223,7 @@ class GridArchive(Archive):
         return tuple(out)
 
     def describe_bin(self, label: str) -> dict[str, Bound]:
-        return {d.name: d.bound(c) for d, c in zip(self.dims, self.coords(label))}
+        return {d.name: d.bound(c) for d, c in zip(self.dims, self.coords(label), strict=True)}
 
 
 def build_archive(table: pd.DataFrame, features: list[str], *,

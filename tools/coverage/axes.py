@@ -10,7 +10,8 @@ so SCov starts at 1.0 and shows no gap. Axes here are fixed before any data is s
 * **Other categorical features** bin on the levels round 0 saw (they have no documented set).
 * **Numeric features** bin on fixed edges chosen by what the numbers mean: fractions in
   ``[0, 1]`` (occupancy, ratios) on quarters; counts on ``0 | 1 | 2-3 | 4-7 | 8+`` (none, one,
-  a few, many); other non-negative measures on decades ``0 | 0.01 | 0.1 | 1 | 10 | 100+``. The last bin is open
+  a few, many); other non-negative measures on decades ``0 | 0.01 | 0.1 | 1 | 10 | 100+``.
+  The last bin is open
   (``[8,inf)``): larger values land there, and its label says so.
 """
 

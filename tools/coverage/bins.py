@@ -68,7 +68,8 @@ def as_levels(values: pd.Series) -> pd.Series:
 def is_categorical(values: pd.Series) -> bool:
     """True for bool, string and category columns (binned by level, not by edges)."""
     return (values.dtype == bool or values.dtype == object
-            or isinstance(values.dtype, pd.CategoricalDtype) or pd.api.types.is_string_dtype(values))
+            or isinstance(values.dtype, pd.CategoricalDtype)
+            or pd.api.types.is_string_dtype(values))
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,8 @@ class Dimension:
         if self.kind == "categorical" and not self.levels:
             raise ValueError(f"dimension {self.name}: a categorical axis needs levels")
         if self.kind == "numeric":
-            if len(self.edges) < 2 or any(b < a for a, b in zip(self.edges, self.edges[1:])):
+            pairs = zip(self.edges, self.edges[1:], strict=False)
+            if len(self.edges) < 2 or any(b < a for a, b in pairs):
                 raise ValueError(f"dimension {self.name}: edges must be >= 2 ascending values")
         for level in self.levels:
             if "," in level or "=" in level or "|" in level:

@@ -62,7 +62,7 @@ class CVTArchive(Archive):
                 cols.append(pick)
                 bounds_src[d.name] = pick
         raw = pd.DataFrame({d.name: (c if d.kind == "numeric" else np.asarray(d.levels)[c])
-                            for d, c in zip(dims, cols)})
+                            for d, c in zip(dims, cols, strict=True)})
         probe = cls(dims=dims, centers=np.zeros((1, 1)), mean=mean, scale=scale,
                     cell_bounds=[{}], frozen_round=frozen_round)
         x = probe._encode(raw)
@@ -84,7 +84,7 @@ class CVTArchive(Archive):
 
     def _encode(self, table: pd.DataFrame) -> np.ndarray:
         parts = []
-        for d, mu, sd in zip(self.dims, self.mean, self.scale):
+        for d, mu, sd in zip(self.dims, self.mean, self.scale, strict=True):
             if d.kind == "numeric":
                 x = pd.to_numeric(table[d.name], errors="coerce").to_numpy(float)
                 parts.append(((x - mu) / sd)[:, None])

@@ -23,11 +23,21 @@ from pydantic import BaseModel, Field
 from structcover.config import ArchiveSettings
 from structcover.tools.coverage.archive import Archive, GridArchive
 from structcover.tools.coverage.bins import reward_of
-from structcover.tools.coverage.entropy import CollapseReport, EntropyReport, detect_collapse, entropy_report
+from structcover.tools.coverage.entropy import (
+    CollapseReport,
+    EntropyReport,
+    detect_collapse,
+    entropy_report,
+)
 from structcover.tools.coverage.feasibility import InfeasibilityProof, RejectedProof, check_proofs
 from structcover.tools.coverage.gaps import Gap, prioritize_gaps
 from structcover.tools.coverage.per_task import TaskCoverage, per_task_coverage
-from structcover.tools.coverage.srmis import SRMisReport, cross_val_predict_structural, mismatch_report, r_perf
+from structcover.tools.coverage.srmis import (
+    SRMisReport,
+    cross_val_predict_structural,
+    mismatch_report,
+    r_perf,
+)
 
 
 class FeatureSummary(BaseModel):
@@ -91,7 +101,8 @@ def _num(x: Any) -> float | None:
 
 
 def feature_summaries(discovery: Any | None, archive_features: list[str]) -> list[FeatureSummary]:
-    """Feature rows from a discovery result (``.features`` with name/mi/tier/stability, ``.f_star``)."""
+    """Feature rows from a discovery result (``.features`` with name/mi/tier/stability and
+    ``.f_star``)."""
     if discovery is None:
         return [FeatureSummary(name=f, in_archive=True) for f in archive_features]
     f_star = set(getattr(discovery, "f_star", []) or [])
@@ -151,8 +162,8 @@ def diagnose(table: pd.DataFrame, archive: Archive, *, discovery: Any | None = N
     adjusted = (n_cov / (arch.n_bins - len(accepted))) if accepted else None
     counts = st["count"].to_numpy()
     infeasible = {p.bin for p in accepted}
-    zero = [lab for lab, c in zip(labels, counts) if c == 0 and lab not in infeasible]
-    low = [lab for lab, c in zip(labels, counts) if 0 < c < settings.low_count]
+    zero = [lab for lab, c in zip(labels, counts, strict=True) if c == 0 and lab not in infeasible]
+    low = [lab for lab, c in zip(labels, counts, strict=True) if 0 < c < settings.low_count]
 
     axes = np.stack([d.index(table[d.name]) for d in arch.dims], axis=1)
     ent = entropy_report(idx, axes, arch.features, arch.n_bins)
@@ -166,7 +177,8 @@ def diagnose(table: pd.DataFrame, archive: Archive, *, discovery: Any | None = N
             for r in st.itertuples()]
     neighbours = _neighbour_best(arch, st["best"].to_numpy()) if isinstance(arch, GridArchive) \
         else None
-    gaps = prioritize_gaps(zero=zero, low=low, counts=dict(zip(labels, counts.tolist())),
+    gaps = prioritize_gaps(zero=zero, low=low,
+                           counts=dict(zip(labels, counts.tolist(), strict=True)),
                            srmis=srm, collapse=collapse, describe=arch.describe_bin,
                            neighbour_best=neighbours, labels=labels)
     if discovery is None:

@@ -22,8 +22,8 @@ from structcover.tools.coverage.archive import ARCHIVE_FILE, Archive, build_arch
 from structcover.tools.coverage.diagnosis import Diagnosis, diagnose
 from structcover.tools.coverage.entropy import EntropyReport
 from structcover.tools.coverage.feasibility import InfeasibilityProof
-from structcover.tools.report.html_report import RoundPoint
 from structcover.tools.data.atomic import write_text
+from structcover.tools.report.html_report import RoundPoint
 
 
 @dataclass
@@ -66,12 +66,14 @@ def ensure_features(table: pd.DataFrame) -> pd.DataFrame:
     if "program_id" not in table.columns:
         table["program_id"] = table["program"].fillna("").astype(str).map(content_hash)
     uniq = table.drop_duplicates("program_id")
-    feats = extract_table(list(zip(uniq["program_id"], uniq["program"].fillna("").astype(str))),
+    feats = extract_table(list(zip(uniq["program_id"], uniq["program"].fillna("").astype(str),
+                                   strict=True)),
                           workers=1)
     return table.merge(feats, on="program_id", how="left")
 
 
-def pick_round(table: pd.DataFrame, round: int | None, notes: list[str]) -> tuple[int, pd.DataFrame]:
+def pick_round(table: pd.DataFrame, round: int | None,
+               notes: list[str]) -> tuple[int, pd.DataFrame]:
     """This round's number and rows: ``round`` if given, else the table's last round."""
     if "round" not in table.columns:
         return (round or 0), table
@@ -131,8 +133,8 @@ def archive_features(discovery: Any | None, table: pd.DataFrame, notes: list[str
     patterns = [f for f in PATTERN_AXES if f in table.columns and table[f].notna().any()]
     by = {f.name: f for f in discovery.features} if discovery is not None else {}
     if patterns:
-        f_star = set(discovery.f_star) if discovery is not None else set()
-        kept = [f for f in patterns if f in by and (f in f_star or (
+        kept_by_discovery = set(discovery.f_star) if discovery is not None else set()
+        kept = [f for f in patterns if f in by and (f in kept_by_discovery or (
             by[f].tier in ("critical", "moderate")
             and not getattr(by[f], "confounded", False)))]
         if kept:

@@ -5,7 +5,11 @@ over the joint bins, ``H(S_i)`` over one feature's frozen levels / edges, and
 ``H(S_i | S_j) = H(S_i, S_j) - H(S_j)``. Collapse between rounds t and t+1 is
 ``H_{t+1} / H_t < ρ``; it is split into key-feature collapse (a feature's own entropy ratio
 is below ρ) and interaction collapse (the joint drops while every marginal holds; the pairs
-whose conditional entropy ratio fell below ρ are named).
+whose conditional entropy ratio fell below ρ are named). A feature whose own entropy falls
+below ρ is a key-feature collapse even when the joint holds: a policy can drop a structure
+while spreading along another axis, and on fixed bins the joint then barely moves. Features
+with less than :data:`MIN_KEY_ENTROPY` nats before are not judged alone (a ratio of two
+near-zero entropies is noise).
 """
 
 from __future__ import annotations
@@ -14,6 +18,9 @@ from itertools import permutations
 
 import numpy as np
 from pydantic import BaseModel, Field
+
+#: Least previous-round entropy (nats) of a feature judged alone for key-feature collapse.
+MIN_KEY_ENTROPY = 0.1
 
 
 def entropy_of_codes(codes: np.ndarray) -> float:
@@ -69,7 +76,8 @@ def entropy_report(bins: np.ndarray, axes: np.ndarray, names: list[str],
         pair = a * (int(b.max()) + 1 if len(b) else 1) + b
         h = entropy_of_codes(pair) - entropy_of_codes(b)
         cond.append(ConditionalEntropy(feature=names[i], given=names[j], value=max(h, 0.0)))
-    return EntropyReport(joint=entropy_of_codes(bins), joint_max=float(np.log(max(n_bins_total, 1))),
+    return EntropyReport(joint=entropy_of_codes(bins),
+                         joint_max=float(np.log(max(n_bins_total, 1))),
                          per_feature=per, conditional=cond)
 
 
@@ -131,7 +139,9 @@ def detect_collapse(previous: EntropyReport | None, current: EntropyReport, *,
     report = CollapseReport(previous_round=previous_round, rho=rho,
                             joint_previous=previous.joint, joint_current=current.joint,
                             ratio=ratio, feature_ratios=ratios)
-    if ratio is None or ratio >= rho:
+    alone = [f for f, r in ratios.items() if r is not None and r < rho
+             and previous.per_feature[f] >= MIN_KEY_ENTROPY]
+    if (ratio is None or ratio >= rho) and not alone:
         return report
     report.detected = True
     report.key_features = [

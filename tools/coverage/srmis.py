@@ -18,7 +18,6 @@ from pydantic import BaseModel, Field
 from scipy.stats import rankdata
 
 
-
 def srmis(predicted: np.ndarray, actual: np.ndarray) -> float:
     """``mean |rank(predicted) − rank(actual)| / N`` (average ranks for ties); 0 for N = 0."""
     predicted, actual = np.asarray(predicted, float), np.asarray(actual, float)

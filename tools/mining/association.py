@@ -228,7 +228,8 @@ def permutation_null(columns: list[Column], y: np.ndarray, rows: np.ndarray, *, 
     values: dict[str, list[float]] = {c.name: [] for c in columns}
     for _ in range(max(2, draws)):
         shuffled = permute_within(y, groups, rng)
-        for col, v in zip(columns, mi_sweep(columns, shuffled, rows, seed=seed, n_jobs=n_jobs)):
+        sweep = mi_sweep(columns, shuffled, rows, seed=seed, n_jobs=n_jobs)
+        for col, v in zip(columns, sweep, strict=True):
             if v is not None:
                 values[col.name].append(v)
     mean = {n: float(np.mean(v)) for n, v in values.items() if v}
@@ -269,13 +270,14 @@ CV_FOLDS = 5
 RIDGE = 1e-3
 
 
-def _cv_info(gram: list[np.ndarray], xty: list[np.ndarray], test: list[tuple[np.ndarray, np.ndarray]],
+def _cv_info(gram: list[np.ndarray], xty: list[np.ndarray],
+             test: list[tuple[np.ndarray, np.ndarray]],
              cols: np.ndarray, sst: float) -> float:
     """Out-of-fold information ``-0.5 log(1 - R²_cv)`` of a ridge fit on the given columns."""
     if cols.size == 0 or sst <= 0:
         return 0.0
     sse = 0.0
-    for g, b, (xt, yt) in zip(gram, xty, test):
+    for g, b, (xt, yt) in zip(gram, xty, test, strict=True):
         a = g[np.ix_(cols, cols)]
         a = a + RIDGE * (np.trace(a) / len(cols) + 1e-12) * np.eye(len(cols))
         beta = np.linalg.solve(a, b[cols])
@@ -334,7 +336,7 @@ def select_forward(order: list[Column], y: np.ndarray, rows: np.ndarray, *, min_
     g = groups[rows]
     uniq = np.unique(g)
     fold_of = dict(zip(uniq, np.random.default_rng(seed).permutation(len(uniq)) %
-                       min(CV_FOLDS, len(uniq))))
+                       min(CV_FOLDS, len(uniq)), strict=True))
     fold = np.array([fold_of[v] for v in g])
     gram, xty, test = [], [], []
     for k in np.unique(fold):

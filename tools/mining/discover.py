@@ -19,7 +19,8 @@ spread ``s`` is the 99th percentile of (draw - m_f), pooled over the features of
 
 critical ``I > τ_high``, moderate ``τ_low < I ≤ τ_high``, marginal otherwise (each feature's
 ``null_mi``, ``tau_low`` and ``tau_high`` are in its report). With controls, tiers use the
-controlled MI and its own null. Meta features (``parse.*``, ``compile.ok``, ``compile.missing_reason``,
+controlled MI and its own null. Meta features (``parse.*``, ``compile.ok``,
+``compile.missing_reason``,
 ``compile.error``) describe the pipeline, not the program, and are never candidates. A
 feature that duplicates a confounded one is confounded too.
 """
@@ -36,9 +37,9 @@ from structcover.config import DiscoverySettings
 from structcover.tools.mining import table as T
 from structcover.tools.mining.association import (
     Column,
+    NullModel,
     mi_sweep,
     noise_floor,
-    NullModel,
     permutation_null,
     select_forward,
 )
@@ -220,7 +221,7 @@ def _attribute(columns: list[Column], mi: dict[str, dict[str, float | None]],
     for name, kind, arr in controls:
         y = T.residualize(targets["all"]["mi"], groups, [arr] if kind == "cat" else [],
                           [arr] if kind == "num" else [])
-        for col, v in zip(flagged, mi_sweep(flagged, y, rows, seed=seed)):
+        for col, v in zip(flagged, mi_sweep(flagged, y, rows, seed=seed), strict=True):
             if (v or 0.0) <= bar["mi_controlled"][col.name]:
                 alone[col.name].append(name)
     return {n: ", ".join(v) if v else "jointly " + " + ".join(names) for n, v in alone.items()}
@@ -351,7 +352,8 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
             cols = [c for c in columns if applies[c.name] == sl]
             if cols:
                 out.update(zip([c.name for c in cols],
-                               mi_sweep(cols, targets[sl][kind], rows, seed=seed, n_jobs=n_jobs)))
+                               mi_sweep(cols, targets[sl][kind], rows, seed=seed,
+                                        n_jobs=n_jobs), strict=True))
         return out
 
     mi = {kind: sweep(kind, sub) for kind in targets["all"]}
@@ -444,7 +446,8 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
         rows_with = int((~np.isnan(col.values[usable])).sum())
         features.append(FeatureReport(
             name=n, kind="categorical" if col.discrete else "continuous",
-            applies_to="cuda" if T.is_cuda_feature(n) else "all", rows=rows_with, mi=m, mi_pooled=mi["mi_pooled"][n],
+            applies_to="cuda" if T.is_cuda_feature(n) else "all", rows=rows_with, mi=m,
+            mi_pooled=mi["mi_pooled"][n],
             mi_controlled=mc, tier=ftier,
             tier_controlled=tier_of(mc, *limits("mi_controlled", col)[::-1]) if used else None,
             null_mi=nulls[tier_key].mean.get(rep[n]), tau_low=t_low, tau_high=t_high,

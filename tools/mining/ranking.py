@@ -158,7 +158,8 @@ def make_pairs(labels: np.ndarray, spread: np.ndarray, groups: np.ndarray, *, ti
         better = la > lb
         out_i.append(np.where(better, ia, ib)[keep])
         out_j.append(np.where(better, ib, ia)[keep])
-    cat = (lambda xs: np.concatenate(xs) if xs else np.zeros(0, dtype=np.int64))
+    def cat(xs: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate(xs) if xs else np.zeros(0, dtype=np.int64)
     return Pairs(cat(out_i), cat(out_j), dropped)
 
 

@@ -19,8 +19,8 @@ from pydantic import BaseModel
 
 from structcover.tools.coverage.archive import Archive
 from structcover.tools.coverage.diagnosis import Diagnosis
-from structcover.tools.report.template import TEMPLATE
 from structcover.tools.data.atomic import write_text
+from structcover.tools.report.template import TEMPLATE
 
 
 class RoundPoint(BaseModel):
@@ -77,7 +77,8 @@ def task_coverage_table(d: Diagnosis, archive: Archive, table: pd.DataFrame,
 
     rows = []
     for t in d.task_coverage:
-        proofs = "; ".join(f"{p.bins} bins infeasible: {', '.join(f'{k}={v}' for k, v in p.when.items())}"
+        proofs = "; ".join(f"{p.bins} bins infeasible: "
+                           f"{', '.join(f'{k}={v}' for k, v in p.when.items())}"
                            f" ({html.escape(p.reason)})"
                            + (f" [contradicted by {p.contradicted_by} reached bins]"
                               if p.contradicted_by else "") for p in t.infeasible)
@@ -104,7 +105,7 @@ def _split_label(label: str, archive: Archive) -> list[str]:
     """``f1=a,f2=[0,1)`` -> ``["f1=a", "f2=[0,1)"]``, by the archive's axis names."""
     names = archive.features
     out, rest = [], label
-    for i, name in enumerate(names):
+    for i in range(len(names)):
         nxt = f",{names[i + 1]}=" if i + 1 < len(names) else None
         cut = rest.find(nxt) if nxt else -1
         out.append(rest if cut < 0 else rest[:cut])
@@ -133,7 +134,8 @@ def _gap_table(d: Diagnosis) -> str:
     rows = "".join(
         f"<tr><td>{g.priority:.2f}</td><td>{html.escape(g.kind)}</td><td><code>"
         f"{html.escape(g.bin)}</code></td><td>{g.count}</td><td>"
-        f"{'<br>'.join(html.escape(r) for r in g.reasons)}</td><td>{html.escape(g.action)}</td></tr>"
+        f"{'<br>'.join(html.escape(r) for r in g.reasons)}</td>"
+        f"<td>{html.escape(g.action)}</td></tr>"
         for g in d.gaps)
     return ('<table id="gaps"><tr><th>priority</th><th>kind</th><th>bin</th><th>count</th>'
             f"<th>reasons</th><th>action</th></tr>{rows}</table>")

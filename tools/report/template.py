@@ -122,7 +122,8 @@ $notes
     el("line", {x1: l, y1: h - b, x2: w - 10, y2: h - b, stroke: "#999"}, s);
     el("line", {x1: l, y1: t, x2: l, y2: h - b, stroke: "#999"}, s);
     el("text", {x: l - 4, y: t + 4, "text-anchor": "end"}, s, ymax.toFixed(2));
-    el("polyline", {points: pts.map(function (p) { return X(p.round) + "," + Y(p[key]); }).join(" "),
+    el("polyline", {points: pts.map(function (p) {
+        return X(p.round) + "," + Y(p[key]); }).join(" "),
                     fill: "none", stroke: color, "stroke-width": 2}, s);
     pts.forEach(function (p) {
       el("circle", {cx: X(p.round), cy: Y(p[key]), r: 4, fill: color, "class": "point"}, s);
@@ -139,7 +140,8 @@ $notes
     el("text", {x: w / 2, y: h - 8, "text-anchor": "middle"}, s, "actual rank / N");
     el("text", {x: 12, y: h / 2, transform: "rotate(-90 12 " + h / 2 + ")",
                 "text-anchor": "middle"}, s, "predicted rank / N");
-    if (!points.length) el("text", {x: w / 2, y: h / 2, "text-anchor": "middle"}, s, "SRMis not computed");
+    if (!points.length)
+      el("text", {x: w / 2, y: h / 2, "text-anchor": "middle"}, s, "SRMis not computed");
     points.forEach(function (p) {
       var c = el("circle", {cx: m + (w - 1.5 * m) * p[1], cy: h - m - (h - 1.5 * m) * p[0], r: 2.2,
                             fill: Math.abs(p[0] - p[1]) > 0.4 ? "#c0392b" : "#2e86c1",
@@ -148,7 +150,8 @@ $notes
     });
   }
   D.heatmaps.forEach(heatmap);
-  if (!D.heatmaps.length) document.getElementById("heatmaps").textContent = "fewer than two archive features";
+  if (!D.heatmaps.length)
+    document.getElementById("heatmaps").textContent = "fewer than two archive features";
   bars(D.features);
   line("structural entropy H(S(D)) (nats)", "entropy", "#8e44ad");
   line("SCov (covered / all bins)", "scov", "#16a085");

@@ -25,7 +25,8 @@ and its task's buffer sizes. Every constant is stated here so a reader can check
   kernel, else once per level of a tree over the block (log2 block); the rest once; each
   costs the barrier time per wave of resident blocks.
 * Atomics (serialized): one per element without pre-reduction, one per 32 elements after a
-  warp shuffle reduction, one per block after a shared-memory tree; a grid-stride or coarsened kernel
+  warp shuffle reduction, one per block after a shared-memory tree; a grid-stride or coarsened
+  kernel
   issues them per resident thread (132 · 2048) rather than per element.
 
 Time = launch overhead · kernels + max(memory time, compute time) + barrier + atomic time.
@@ -68,7 +69,7 @@ class Workload:
 
 
 def workload(spec: TaskSpec, *, target_elements: float = 2 ** 24) -> Workload:
-    """Bytes and flops of ``spec`` with sizes scaled so the largest buffer has ``target_elements``."""
+    """Bytes and flops of ``spec``, sizes scaled so the largest buffer has ``target_elements``."""
     shapes = {t.name: spec.shape_of(t.name) for t in spec.tensors}
     largest = max((math.prod(s), len(s)) for s in shapes.values())
     k = (target_elements / max(largest[0], 1)) ** (1 / max(largest[1], 1))
@@ -111,7 +112,8 @@ def predict_time_s(values: dict[str, Any], work: Workload, gpu: GpuSpec = GpuSpe
 
     tile = (32.0 if smem >= 8192 else 16.0) if tiled else 1.0
     reuse = tile * (2.0 if coarse else 1.0)
-    reload = 0.0 if work.inner <= 1 or work.out_elems <= 1 else work.inner / reuse * (0.1 if reuse == 1 else 1.0)
+    reload = (0.0 if work.inner <= 1 or work.out_elems <= 1
+              else work.inner / reuse * (0.1 if reuse == 1 else 1.0))
     traffic = work.bytes_min * (1.0 + reload * 0.5)
     cf = _f(values, "mem.coalesced_fraction", 1.0)
     coalesce_eff = cf + (1.0 - cf) / 8.0

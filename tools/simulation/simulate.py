@@ -16,7 +16,8 @@ The target set is the task's fastest program (whole-program collapse, as RL tend
 with ``collapse_feature``, the programs sharing that feature's most common value across the
 whole corpus (one value for every task, as a policy that drops a structure everywhere does;
 per-task modes could pull tasks in opposite directions and leave the pooled distribution
-unchanged). Tasks without any program of that value do not collapse. Rewards come from :mod:`gpu_model` (``reward_source =
+unchanged). Tasks without any program of that value do not collapse. Rewards come from
+:mod:`gpu_model` (``reward_source =
 "simulated"``) unless a measured timing exists for the program (``"measured-gpu"``).
 """
 
@@ -32,7 +33,6 @@ import pandas as pd
 from structcover.schema import content_hash
 from structcover.tools.data.corpus import TaskFamily, load_corpus
 from structcover.tools.simulation.gpu_model import GpuSpec, predict_time_s, workload
-
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,8 @@ def load_measurements(path: Path | None) -> dict[str, float]:
     frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
     if not {"program_id", "runtime_ms"} <= set(frame.columns):
         raise ValueError(f"{path}: needs program_id and runtime_ms columns")
-    return dict(zip(frame["program_id"].astype(str), frame["runtime_ms"].astype(float)))
+    return dict(zip(frame["program_id"].astype(str), frame["runtime_ms"].astype(float),
+                    strict=True))
 
 
 _FEATURES: dict[str, dict] = {}
@@ -109,7 +110,7 @@ def _variants(source: str) -> list[tuple[str, str]]:
 
 def simulate(settings: SimulationSettings = SimulationSettings(), *,
              families: list[TaskFamily] | None = None, measured: dict[str, float] | None = None,
-             gpu: GpuSpec = GpuSpec()) -> pd.DataFrame:
+             gpu: GpuSpec = GpuSpec()) -> pd.DataFrame:  # noqa: B008 - frozen dataclass
     """Simulate ``settings.rounds`` rounds of rollouts; one feature-table row per rollout.
 
     Columns: ``program_id``, ``task_id``, ``round``, ``correct``, ``speedup``, ``runtime_ms``,

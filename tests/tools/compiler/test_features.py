@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from structcover.tools.compiler.features import FEATURE_NAMES, compiler_feature_values, \
-    compiler_features
+from structcover.tools.compiler.features import (
+    FEATURE_NAMES,
+    compiler_feature_values,
+    compiler_features,
+)
 from structcover.tools.compiler.ptx import count_instructions
 
 from .conftest import needs_nvrtc

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from structcover.tools.compiler.ptxas import (_fallback_demangle, name_stats, parse_ptxas,
-                                              short_name)
+from structcover.tools.compiler.ptxas import _fallback_demangle, name_stats, parse_ptxas, short_name
 
 SM80_LOG = """ptxas info    : 0 bytes gmem
 ptxas info    : Compiling entry function '_Z2tkILi4EEvPf' for 'sm_80'

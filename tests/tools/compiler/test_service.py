@@ -32,7 +32,8 @@ extern "C" int launch(const float* a, float* b, int n, cudaStream_t stream) {
 }
 """
 
-SPILL_KERNEL = """__global__ void __launch_bounds__(1024, 2) spill(float* out, const float* in, int n) {
+SPILL_KERNEL = """__global__ void __launch_bounds__(1024, 2)
+spill(float* out, const float* in, int n) {
   float acc[48];
 #pragma unroll
   for (int i = 0; i < 48; ++i) acc[i] = in[threadIdx.x + i * n];

@@ -42,14 +42,16 @@ def test_grid_bins_statuses_and_stats():
     assert res2["status"].tolist() == ["not_added"]
     bounds = arch.describe_bin("smem.tiled=1,mem.coalesced_fraction=[0.5,1]")
     assert bounds["smem.tiled"].value == "1"
-    assert (bounds["mem.coalesced_fraction"].low, bounds["mem.coalesced_fraction"].high) == (0.5, 1.0)
+    frac = bounds["mem.coalesced_fraction"]
+    assert (frac.low, frac.high) == (0.5, 1.0)
     with pytest.raises(ValueError):
         arch.describe_bin("smem.tiled=7,mem.coalesced_fraction=[0.5,1]")
 
 
 def test_frozen_edges_survive_save_load_and_second_round(tmp_path):
     r0 = _table([0.1, 0.2, 0.3, 0.9], [True, True, False, False], [1, 2, 3, 4])
-    arch = build_archive(r0, ["mem.coalesced_fraction"], settings=ArchiveSettings(bins_per_feature=2))
+    arch = build_archive(r0, ["mem.coalesced_fraction"],
+                         settings=ArchiveSettings(bins_per_feature=2))
     edges = arch.dims[0].edges
     arch.add(r0)
     arch.save(tmp_path / "archive.json")

@@ -48,7 +48,8 @@ def test_archive_spans_stable_structural_critical_features_ranked_and_capped():
 
 def test_a_feature_that_fits_to_one_bin_is_not_an_axis():
     d = _discovery([("branch.ternary", 0.4, "critical", 1.0), ("smem.tiled", 0.3, "critical", 1.0)])
-    table = pd.DataFrame({"branch.ternary": [2.0] * 10, "smem.tiled": [0.0, 1.0, 2.0, 3.0, 4.0] * 2})
+    table = pd.DataFrame({"branch.ternary": [2.0] * 10,
+                          "smem.tiled": [0.0, 1.0, 2.0, 3.0, 4.0] * 2})
     notes: list[str] = []
     assert archive_features(d, table, notes, ArchiveSettings(bins_per_feature=3)) == ["smem.tiled"]
     assert "branch.ternary (one bin only)" in " ".join(notes)

@@ -13,7 +13,11 @@ from structcover.config import ArchiveSettings
 from structcover.tools.coverage.archive import build_archive
 from structcover.tools.coverage.diagnosis import diagnose
 from structcover.tools.coverage.entropy import detect_collapse, entropy_of_codes
-from structcover.tools.coverage.feasibility import Contradiction, InfeasibilityProof, contradiction_proofs
+from structcover.tools.coverage.feasibility import (
+    Contradiction,
+    InfeasibilityProof,
+    contradiction_proofs,
+)
 from structcover.tools.coverage.srmis import mismatch_report, srmis
 
 FEATS = ["smem.tiled", "mem.pattern"]

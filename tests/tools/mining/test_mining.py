@@ -169,7 +169,7 @@ def _few_programs_per_task(seed: int = 0) -> pd.DataFrame:
             prog = {f"f.noise{i}": float(rng.integers(0, 6)) for i in range(8)}
             prog["smem.tiled"] = bool(p % 2)
             base = 0.7 * prog["smem.tiled"]
-            for r in range(8):
+            for _ in range(8):
                 rows.append({"program_id": f"t{t}p{p}", "task_id": f"t{t}", "correct": True,
                              "speedup": float(np.exp(base + rng.normal(0, 0.3))), **prog})
     return pd.DataFrame(rows)

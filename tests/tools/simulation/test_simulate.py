@@ -7,8 +7,8 @@ import pytest
 
 from structcover.schema import TaskSpec
 from structcover.tools.coverage.archive import build_archive
-from structcover.tools.data.corpus import load_corpus
 from structcover.tools.coverage.diagnosis import diagnose
+from structcover.tools.data.corpus import load_corpus
 from structcover.tools.simulation.gpu_model import GpuSpec, Workload, predict_time_s, workload
 from structcover.tools.simulation.simulate import SimulationSettings, simulate
 
