@@ -242,9 +242,9 @@ def rewrite(source: str, filename: str = "program.cu") -> RewriteResult:
                 result.warnings.append(f"unparsed code at line {node.start_point[0] + 1}")
         elif kind == "function_definition" and any(c.type == "__global__" for c in node.children):
             declarator = node.child_by_field_name("declarator")
-            name = _declared_name(declarator) if declarator is not None else None
-            if name is not None:
-                result.kernels.append(_text(name, parsed))
+            kernel = _declared_name(declarator) if declarator is not None else None
+            if kernel is not None:
+                result.kernels.append(_text(kernel, parsed))
         elif kind == "call_expression" and any(c.type == "kernel_call_syntax" for c in node.children):
             fn = _enclosing_function(node)
             if fn is not None and _is_device_function(fn):
