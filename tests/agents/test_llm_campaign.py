@@ -128,3 +128,8 @@ def test_closed_port_completes_offline_and_says_why(prepared, tmp_path: Path,  #
     notes = " ".join(out["notes"])
     assert "switched off" in notes and "fell back to the offline policy" in notes
     assert out["llm"]["agents"]["synthesizer"]["fallbacks"] >= 1
+    # the report and llm_usage.json carry the same counts and reasons
+    usage = json.loads(Path(out["files"]["llm_usage"]).read_text())
+    assert usage["agents"]["synthesizer"]["fallbacks"] >= 1 and usage["disabled"]
+    report = Path(out["files"]["report"]).read_text()
+    assert '<section id="llm">' in report and "connection failed" in report
