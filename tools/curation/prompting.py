@@ -178,11 +178,15 @@ def constraint_sentences(bounds: dict[str, Bound]) -> list[str]:
     return out
 
 
+#: The first line of a prompt file, ``<!-- prompt: NAME vN -->``: its version, not its text.
+_VERSION_LINE = re.compile(r"\A<!--\s*prompt:[^>]*-->[ \t]*\n?")
+
+
 def load_template(name: str) -> Template:
     """A prompt template shipped in ``structcover.prompts`` (``name`` without ``.md``)."""
     path = resources.files("structcover.prompts") / f"{name}.md"
     try:
-        return Template(path.read_text())
+        return Template(_VERSION_LINE.sub("", path.read_text(), count=1))
     except FileNotFoundError as exc:
         raise FileNotFoundError(f"prompt template {name!r} not found in structcover.prompts") from exc
 
