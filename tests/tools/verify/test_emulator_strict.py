@@ -277,3 +277,24 @@ def test_a_machine_without_a_context_switch_is_unsupported_not_available(be, mon
     spec, _ = TASKS["scale"]
     r = be.run("int main() {}", spec, {"x": uniform(N_SCALE), "y": np.zeros(N_SCALE, np.float32)})
     assert r.status == "unsupported" and "context switch" in r.detail
+
+
+@pytest.fixture(scope="module")
+def jailed(tmp_path_factory):
+    from structcover.config import VerifySettings
+    from structcover.tools.verify.select import CpuBackend
+
+    be = CpuBackend(VerifySettings(cache_dir=session_cache(tmp_path_factory), timeout_s=60.0))
+    usable, why = be.available()
+    if not usable:
+        pytest.skip(why)
+    return be
+
+
+@pytest.mark.parametrize("path", sorted(ADVERSARIAL.glob("*.cu")), ids=lambda p: p.stem)
+def test_adversarial_program_is_rejected_through_the_jailed_runner(jailed, path):
+    # The path `verify` takes: compiled and run in the jail by sc_runner (docs/SANDBOX.md),
+    # whose argument buffers are the runtime's device buffers too.
+    task, expect = header(path)
+    status, detail = verdict(jailed, path.read_text(), task)
+    assert status in expect, f"{path.name}: {status}: {detail}"
