@@ -29,6 +29,7 @@ from structcover.tools.cuda_ast import parser, walk
 from structcover.tools.verify.strict_rewrite import (
     hide_emulator_macros,
     local_names,
+    macro_rmw,
     rmw_edit,
     signal_edit,
 )
@@ -236,6 +237,10 @@ def rewrite(source: str, filename: str = "program.cu") -> RewriteResult:
             unsupported.append(f"inline assembly (asm) at line {node.start_point[0] + 1}")
         elif kind in ("preproc_def", "preproc_function_def") and "<<<" in _text(node, parsed):
             unsupported.append(f"kernel launch inside a macro at line {node.start_point[0] + 1}")
+        elif kind in ("preproc_def", "preproc_function_def") and macro_rmw(_text(node, parsed)):
+            unsupported.append(f"read-modify-write on memory inside a macro at line "
+                               f"{node.start_point[0] + 1} (it cannot be race-checked; write it "
+                               "out or use an atomic)")
         elif kind == "ERROR":
             snippet = _text(node, parsed)
             if "__shared__" in snippet or "<<<" in snippet:

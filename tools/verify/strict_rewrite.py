@@ -17,8 +17,10 @@
   anything ``sc_``/``__sc``) become an undefined name, and ``__has_include`` of a runtime header
   becomes 0, as with nvcc.
 
-Known gaps: an RMW spelled inside a macro body, split into a separate load and store, or done
-through a reference parameter is not tracked; stringizing ``threadIdx`` shows its expansion.
+A read-modify-write on memory spelled inside a macro body cannot be rewritten (macro bodies are
+text to the parser), so the program is ``unsupported`` (``macro_rmw``). Known gaps: an RMW split
+into a separate load and store, or done through a reference parameter, is not tracked;
+stringizing ``threadIdx`` shows its expansion.
 """
 
 from __future__ import annotations
@@ -53,6 +55,27 @@ _DEFINED = re.compile(r"\bdefined(\s*\(\s*|\s+)([A-Za-z_]\w*)")
 _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
 _HAS_INCLUDE = re.compile(r"__has_include(?:_next)?\s*\(\s*[<\"]\s*(?:sc_|sc/)[^>\"]*[>\"]\s*\)")
 _SIDE_EFFECT = re.compile(r"\+\+|--|(?<![=!<>])=(?!=)|\(")
+
+
+#: A read-modify-write on an element or through a pointer, as macro text (which the parser
+#: does not see as code): `a[i] += v`, `p->n++`, `(*p) -= 1`, `++s[j]`.
+_MACRO_RMW = re.compile(r"(?:\]|\)|->\s*\w+)\s*(?:<<=|>>=|[-+*/%&|^]=|\+\+|--)"
+                        r"|(?:\+\+|--)\s*(?:\*|\(\s*\*|\w+\s*\[)")
+
+
+def macro_rmw(define_text: str) -> bool:
+    """Whether a ``#define`` body does a read-modify-write on memory, or on one of its own
+    parameters (``ADD(acc[0], v)``): it cannot be race-checked, since the rewriter sees macro
+    bodies as text."""
+    m = re.match(r"\s*#\s*define\s+\w+(\(([^)]*)\))?(.*)", define_text, re.DOTALL)
+    if m is None:
+        return False
+    body = m.group(3)
+    if _MACRO_RMW.search(body):
+        return True
+    params = [p.strip() for p in (m.group(2) or "").split(",") if p.strip() and p.strip() != "..."]
+    return any(re.search(rf"(?:\b{re.escape(p)}\s*(?:<<=|>>=|[-+*/%&|^]=|\+\+|--))|"
+                         rf"(?:(?:\+\+|--)\s*{re.escape(p)}\b)", body) for p in params)
 
 
 def _emulator_name(name: str) -> bool:
