@@ -22,6 +22,7 @@ import pandas as pd
 
 from structcover.schema import FeatureVector, content_hash
 from structcover.tools.cuda_ast import decode_source, embedded_cuda, looks_like_python, parse
+from structcover.tools.executors.base import Executor, Quarantined
 from structcover.tools.features.ast import ast_features
 from structcover.tools.features.dataflow import Resolver, dataflow_features
 from structcover.tools.features.expert import delegation_features, expert_features
@@ -192,7 +193,8 @@ def column_names(patterns: PatternSet | None = None) -> list[str]:
 def extract_table(programs: Iterable[tuple[str, str] | str], *, workers: int = 0,
                   cache_dir: Path | None = None, patterns: PatternSet | None = None,
                   max_source_bytes: int = DEFAULT_MAX_BYTES, chunksize: int = 8,
-                  on_progress: Callable[[int], None] | None = None) -> pd.DataFrame:
+                  on_progress: Callable[[int], None] | None = None,
+                  executor: Executor | None = None) -> pd.DataFrame:
     """Features of many programs: one row per program, ``program_id`` plus one column each.
 
     Programs are streamed (never all parsed trees at once); only the rows are kept.
@@ -205,6 +207,10 @@ def extract_table(programs: Iterable[tuple[str, str] | str], *, workers: int = 0
         max_source_bytes: Longer sources are cut (``parse.truncated``).
         chunksize: Programs sent to a worker at a time.
         on_progress: Called with the number of programs done after each one.
+        executor: Where batches of ``chunksize`` programs run (a
+            :mod:`structcover.tools.executors` executor, e.g. Ray); None = the process pool
+            above. With an executor, a program that kills its worker on every try is left out
+            of the table and listed in ``table.attrs["quarantined"]`` (id and reason).
 
     Returns:
         The feature table with raw values (counts int, flags bool, floats, categories).
@@ -223,6 +229,16 @@ def extract_table(programs: Iterable[tuple[str, str] | str], *, workers: int = 0
             if on_progress is not None:
                 on_progress(len(rows))
 
+    if executor is not None:
+        stream = executor.map(_work_shared, _items(programs), batch_size=chunksize,
+                              shared=(pjson, cache, max_source_bytes, names),
+                              on_progress=on_progress)
+        on_progress = None  # the executor reports progress itself
+        consume(r for r in stream if not isinstance(r, Quarantined))
+        frame = _frame(ids, rows, names)
+        frame.attrs["quarantined"] = [{"program_id": q.item.strip("'"), "reason": q.reason}
+                                      for q in executor.quarantined]
+        return frame
     if workers == 1:
         _init_worker(pjson, cache, max_source_bytes)
         _WORKER["names"] = names
@@ -250,6 +266,16 @@ def apply_source_encoding(table: pd.DataFrame, records: pd.DataFrame) -> pd.Data
 def _init_pool(pjson: str | None, cache: str | None, max_bytes: int, names: list[str]) -> None:
     _init_worker(pjson, cache, max_bytes)
     _WORKER["names"] = names
+
+
+def _work_shared(shared: tuple[str | None, str | None, int, list[str]],
+                 item: tuple[str, str]) -> tuple[str, list[Any]]:
+    # Executor entry: the config arrives with each call (a reference, not a copy, under Ray);
+    # the worker sets itself up once per distinct config.
+    if _WORKER.get("config") != shared:
+        _init_pool(*shared)
+        _WORKER["config"] = shared
+    return _work(item)
 
 
 def _frame(ids: list[str], rows: list[tuple[Any, ...]], names: list[str]) -> pd.DataFrame:

@@ -1,0 +1,17 @@
+"""Shared inputs of the executor tests: real corpus programs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+CORPUS = Path(__file__).resolve().parents[3] / "structcover" / "corpus"
+
+
+@pytest.fixture(scope="session")
+def corpus_programs() -> list[tuple[str, str]]:
+    """``(relative path, source)`` of every corpus ``.cu`` file, sorted."""
+    files = sorted(CORPUS.rglob("*.cu"))
+    assert len(files) >= 40, "the corpus should hold dozens of programs"
+    return [(str(p.relative_to(CORPUS)), p.read_text()) for p in files]

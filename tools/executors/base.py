@@ -1,0 +1,225 @@
+"""The executor interface: map a function over many items, in batches, results in input order.
+
+Two implementations share it: :class:`~structcover.tools.executors.local.LocalExecutor` (a
+forked process pool, the default) and :class:`~structcover.tools.executors.ray_exec.RayExecutor`
+(Ray tasks, for a cluster). Both give the same results for the same inputs; they differ only in
+where the work runs.
+
+Failure model (both executors):
+
+* ``fn`` raising a Python exception on an item is that item's failure: the item's result is a
+  :class:`Quarantined` carrying the exception, the other items are unaffected.
+* A worker process dying (killed, out of memory, ``os._exit``) is retried: the batch runs
+  again. A batch that keeps killing its worker is split in halves until the item that kills it
+  stands alone; that item is then :class:`Quarantined` with the reason, and the job goes on.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+#: Items per batch when the caller does not say: large enough to amortise a task's overhead.
+DEFAULT_BATCH_SIZE = 16
+
+
+@dataclass(frozen=True)
+class Quarantined:
+    """The result slot of an item that could not be processed.
+
+    Attributes:
+        index: Position of the item in the input.
+        reason: Why (the exception, or that its worker died on every attempt).
+        item: A short repr of the item, for the report.
+    """
+
+    index: int
+    reason: str
+    item: str = ""
+
+
+class Executor(Protocol):
+    """Runs ``fn`` over items in batches somewhere; yields results in input order."""
+
+    #: Items quarantined by the last :meth:`map` call (filled while it runs).
+    quarantined: list[Quarantined]
+
+    def map(self, fn: Callable[..., Any], items: Iterable[Any], *, batch_size: int = ...,
+            resources: dict[str, float] | None = None,
+            on_progress: Callable[[int], None] | None = None,
+            shared: Any = None) -> Iterator[Any]:
+        """Apply ``fn`` to every item; yield each result (or a :class:`Quarantined`) in order.
+
+        Args:
+            fn: A module-level (picklable) function: ``fn(item)``, or ``fn(shared, item)`` when
+                ``shared`` is given.
+            items: The inputs; consumed lazily, a bounded window of batches at a time.
+            batch_size: Items per task.
+            resources: What one task needs, e.g. ``{"num_gpus": 1}`` (Ray schedules on it;
+                the local pool ignores it).
+            on_progress: Called with the number of items finished so far.
+            shared: Read-only data every call needs (a config): sent once per worker or
+                object store, not once per item.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release the workers (and a Ray cluster this executor started)."""
+        ...
+
+    def __enter__(self) -> Executor: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+def item_repr(item: Any, limit: int = 80) -> str:
+    """A short description of an item for quarantine reports (ids first, never whole sources)."""
+    if isinstance(item, tuple | list) and item and isinstance(item[0], str | int):
+        return repr(item[0])[:limit]
+    text = repr(item)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def run_batch(fn: Callable[..., Any], shared: Any, start: int,
+              batch: Sequence[Any]) -> list[Any]:
+    """Apply ``fn`` to a batch inside a worker; a raising item becomes a :class:`Quarantined`.
+
+    A Python exception is deterministic, so it is recorded, not retried: retrying would only
+    repeat it (and an RL policy's adversarial program must not be able to stall the job).
+    """
+    out: list[Any] = []
+    for offset, item in enumerate(batch):
+        try:
+            out.append(fn(item) if shared is None else fn(shared, item))
+        except Exception as exc:  # noqa: BLE001 - one item's failure is a result, not a crash
+            last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            out.append(Quarantined(start + offset, f"raised {last}"[:500], item_repr(item)))
+    return out
+
+
+def batches(items: Iterable[Any], size: int) -> Iterator[tuple[int, list[Any]]]:
+    """``(start index, items)`` chunks of ``size`` from a stream."""
+    if size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {size}")
+    chunk: list[Any] = []
+    start = 0
+    for i, item in enumerate(items):
+        if not chunk:
+            start = i
+        chunk.append(item)
+        if len(chunk) == size:
+            yield start, chunk
+            chunk = []
+    if chunk:
+        yield start, chunk
+
+
+def died(index: int, item: Any, attempts: int) -> Quarantined:
+    """The quarantine record of an item whose worker died on every attempt."""
+    return Quarantined(index, f"worker died on each of {attempts} attempts on this item alone",
+                       item_repr(item))
+
+
+@dataclass
+class Job:
+    """A batch in flight: its first input index, its items, crashes seen while alone."""
+
+    start: int
+    items: list[Any]
+    attempts: int = 0
+    alone: bool = False
+
+
+#: ``submit(job) -> handle``; ``wait(handles) -> [(handle, ok, value)]`` for finished ones.
+Submit = Callable[[Job], Any]
+Wait = Callable[[list[Any]], list[tuple[Any, bool, Any]]]
+
+
+def drive(submit: Submit, wait: Wait, items: Iterable[Any], *, batch_size: int, window: int,
+          retries: int, isolate: bool, quarantined: list[Quarantined],
+          on_progress: Callable[[int], None] | None = None,
+          tries_per_failure: int = 1) -> Iterator[Any]:
+    """Schedule batches over a backend and yield results in input order (shared by executors).
+
+    Args:
+        submit: Starts a job; returns a handle.
+        wait: Blocks until at least one handle finishes; ``ok`` False means its worker died.
+        items: The inputs.
+        batch_size: Items per job.
+        window: Jobs in flight at most (bounds memory for streams of millions of items).
+        retries: Re-runs of a job whose worker died alone, before it is split.
+        isolate: A death fails every job in flight (a broken process pool), so a failed job is
+            re-run alone to learn whether it was the cause. Without it (Ray) a failure is the
+            failed task's own, already retried by the backend.
+        quarantined: Receives the items given up on.
+        on_progress: Called with the number of items finished so far.
+        tries_per_failure: Runs behind one reported failure (Ray: 1 + its ``max_retries``).
+    """
+    fresh = batches(items, batch_size)
+    suspects: list[Job] = []   # re-run before any fresh batch, one at a time when isolating
+    inflight: dict[Any, Job] = {}
+    done: dict[int, list[Any]] = {}
+    pos = finished = 0
+    exhausted = False
+
+    def fill() -> None:
+        nonlocal exhausted
+        if suspects:
+            if isolate:
+                if not inflight:
+                    job = suspects.pop(0)
+                    job.alone = True
+                    inflight[submit(job)] = job
+            else:
+                while suspects:
+                    job = suspects.pop(0)
+                    job.alone = True
+                    inflight[submit(job)] = job
+            return
+        while not exhausted and len(inflight) < window:
+            try:
+                start, chunk = next(fresh)
+            except StopIteration:
+                exhausted = True
+                return
+            job = Job(start, chunk, alone=not isolate)
+            inflight[submit(job)] = job
+
+    fill()
+    while inflight:
+        for handle, ok, value in wait(list(inflight)):
+            job = inflight.pop(handle)
+            if ok:
+                done[job.start] = value
+                finished += len(job.items)
+                if on_progress is not None:
+                    on_progress(finished)
+            elif not job.alone:
+                suspects.append(job)     # maybe a bystander of another job's crash
+            else:
+                job.attempts += 1
+                if job.attempts <= retries:
+                    suspects.insert(0, job)
+                elif len(job.items) > 1:
+                    half = len(job.items) // 2
+                    # Halves get one try each before splitting again: the crash is
+                    # reproducible by now, so this finds the item in log2(batch) steps.
+                    suspects[:0] = [Job(job.start, job.items[:half], retries),
+                                    Job(job.start + half, job.items[half:], retries)]
+                else:
+                    q = died(job.start, job.items[0], job.attempts * tries_per_failure)
+                    quarantined.append(q)
+                    done[job.start] = [q]
+                    finished += 1
+                    if on_progress is not None:
+                        on_progress(finished)
+        while pos in done:
+            out = done.pop(pos)
+            pos += len(out)
+            for result in out:
+                if isinstance(result, Quarantined) and result not in quarantined:
+                    quarantined.append(result)
+                yield result
+        fill()
