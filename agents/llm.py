@@ -82,9 +82,9 @@ def make_chat_model(config: LLMConfig, **kwargs: Any) -> Any:
     client's own, ``max_retries`` of them)."""
     from langchain_openai import ChatOpenAI
 
-    return ChatOpenAI(base_url=config.base_url, api_key=api_key(),  # type: ignore[arg-type]
+    return ChatOpenAI(base_url=config.base_url, api_key=api_key(),
                       model=config.model, timeout=config.timeout_s,
-                      max_retries=config.max_retries, max_tokens=config.max_tokens,  # type: ignore[call-arg]
+                      max_retries=config.max_retries, max_tokens=config.max_tokens,
                       temperature=config.temperature, **kwargs)
 
 

@@ -85,7 +85,7 @@ class LLMSynthesizer:
             self.client.fallback(AGENT, "reply repeats a tried or existing program")
             return self.offline.propose(tools, target)
         return Proposal(Candidate(program_id=pid, source=source, parent_id="",
-                                  operators=[], kind="llm"))  # type: ignore[typeddict-item]
+                                  operators=[], kind="llm"))
 
     def messages(self, tools: Toolbox, target: TargetState, spec: Any) -> list[Any]:
         """System + user message for the first attempt or a retry."""

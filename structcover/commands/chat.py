@@ -31,7 +31,7 @@ def chat(
     try:
         client = LLMClient.connect(config) if config is not None else None
         inspector = Inspector(view, client)
-        if client is None:
+        if client is None or config is None:
             print("offline (no --llm): answering from the command vocabulary.\n" + HELP,
                   flush=True)
         else:
