@@ -112,3 +112,26 @@ def test_bad_url_is_refused() -> None:
     with pytest.raises(ValueError, match="expected an http"):
         resolve_config("localhost:8000", settings=Settings())
     assert resolve_config(None, settings=Settings()) is None
+
+
+def test_settings_file_and_key_from_the_environment(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from structcover.agents.llm import resolve_config
+    from structcover.config import load_settings
+
+    with srv.FakeOpenAI([srv.Reply(content=CODE)]) as server:
+        cfg = tmp_path / "settings.yaml"
+        cfg.write_text(f"llm:\n  base_url: {server.url}\n  model: from-file\n"
+                       "  timeout_s: 5\n  max_retries: 0\n")
+        monkeypatch.setenv("STRUCTCOVER_CONFIG", str(cfg))
+        monkeypatch.setenv("STRUCTCOVER_LLM_API_KEY", "sk-test-123")
+        config = resolve_config(None, settings=load_settings())
+        assert config is not None and config.model == "from-file"
+        assert _ask(LLMClient.connect(config)) is not None
+        assert server.headers[0]["authorization"] == "Bearer sk-test-123"
+        assert server.requests[0]["model"] == "from-file"
+        # the command line wins over the file
+        assert resolve_config("http://h:1/v1", "cli", settings=load_settings()).model == "cli"
+    cfg.write_text("llm:\n  api_key: sk-in-a-file\n")
+    with pytest.raises(ValueError, match="must come from the environment"):
+        load_settings()

@@ -45,6 +45,7 @@ class FakeOpenAI:
     def __init__(self, replies: list[Reply] | Responder) -> None:
         self._replies = replies
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []  # lower-case names
         self._lock = threading.Lock()
         outer = self
 
@@ -57,6 +58,8 @@ class FakeOpenAI:
 
             def do_POST(self) -> None:  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with outer._lock:
+                    outer.headers.append({k.lower(): v for k, v in self.headers.items()})
                 reply = outer._next(body)
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
