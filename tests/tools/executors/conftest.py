@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,3 +16,5 @@ def corpus_programs() -> list[tuple[str, str]]:
     files = sorted(CORPUS.rglob("*.cu"))
     assert len(files) >= 40, "the corpus should hold dozens of programs"
     return [(str(p.relative_to(CORPUS)), p.read_text()) for p in files]
+
+sys.path.insert(0, str(Path(__file__).parent))  # verify_cases, shared by two test modules
