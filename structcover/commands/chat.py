@@ -29,7 +29,10 @@ def chat(
     except (StateError, ValueError) as exc:
         fail(str(exc))
     try:
-        client = LLMClient.connect(config) if config is not None else None
+        try:
+            client = LLMClient.connect(config) if config is not None else None
+        except ImportError as exc:
+            fail(f"--llm needs langchain-openai ({exc}); pip install 'structcover[agents]'")
         inspector = Inspector(view, client)
         if client is None or config is None:
             print("offline (no --llm): answering from the command vocabulary.\n" + HELP,
