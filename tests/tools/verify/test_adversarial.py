@@ -1,14 +1,16 @@
 """The adversarial suite: every cheating, escaping and emulator-fooling program gets its verdict.
 
-Each program under tests/data/adversarial/{cheating,emulator}/ has a row in
+Each program under tests/data/adversarial/cheating/ has a row in
 tests/data/adversarial/manifest.yaml (task, expected outcome, a reason substring). This test
 runs each through ``check_equivalence`` on the CPU backend -- the path ``structcover verify``
 takes, anti-hacking checks included -- and asserts the row.
 
-The escape programs (tests/data/adversarial/escape/) are not verdict tests: each is run
-straight into the jail by tests/tools/verify/test_escape.py, past the host policy and the
-static checks that would refuse most of them early, and asserts that nothing outside the
-sandbox changed (files, processes, a listener, the build cache, a later verdict).
+The other two folders of the suite have tests of their own, stricter for what they test:
+escape/ programs run straight into the jail (tests/tools/verify/test_escape.py), past the host
+policy and the static checks that would refuse most of them early, asserting that nothing
+outside the sandbox changed (files, processes, a listener, the build cache, a later verdict);
+emulator/ programs name their task and allowed verdicts in their first lines and run on the
+emulator with honest counterparts that must still pass (test_emulator_strict.py).
 
 The seed is fixed so the suite is deterministic in CI; it is not one the verifier used before
 (42..46), and the programs cannot know it.
@@ -27,7 +29,7 @@ from structcover.tools.verify.equivalence import ReferenceCache, check_equivalen
 from structcover.tools.verify.select import CpuBackend
 
 ROOT = Path(__file__).resolve().parents[2] / "data" / "adversarial"
-FOLDERS = ("cheating", "emulator")
+FOLDERS = ("cheating",)
 MANIFEST = yaml.safe_load((ROOT / "manifest.yaml").read_text())["programs"]
 SEED = 20261201
 SETTINGS = VerifySettings(timeout_s=60.0, seed=SEED)
