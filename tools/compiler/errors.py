@@ -60,8 +60,8 @@ def parse_errors(log: str, source: str, origin: str,
             sev = "error" if "error" in match.group("sev") else match.group("sev")
             if sev != "error" and not include_warnings:
                 continue
-            line = int(match.group("line"))
-            line = to_original(line) if to_original else line
+            raw_line = int(match.group("line"))
+            line: int | None = to_original(raw_line) if to_original else raw_line
             col = match.groupdict().get("col")
             found.append(CompileError(
                 file=match.group("file"), line=line, column=int(col) if col else None,

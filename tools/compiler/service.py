@@ -90,7 +90,8 @@ def _run_in_child(func, args: tuple, timeout_s: float) -> RawCompile:  # noqa: A
     """Run ``func(*args)`` in a forked child; kill it after ``timeout_s``."""
     ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child_main, args=(send, func, args), daemon=True)
+    proc = ctx.Process(target=_child_main, args=(send, func, args),  # type: ignore[attr-defined]
+                       daemon=True)
     proc.start()
     send.close()
     try:

@@ -193,7 +193,7 @@ class GridArchive(Archive):
 
     def index(self, table: pd.DataFrame) -> np.ndarray:
         axes = self.axis_indices(table)
-        bad = (axes < 0).any(axis=1)
+        bad = np.asarray((axes < 0).any(axis=1), dtype=bool)
         flat = np.ravel_multi_index(tuple(np.where(bad[:, None], 0, axes).T), self.shape)
         return np.where(bad, -1, flat).astype(np.int64)
 

@@ -47,7 +47,10 @@ class CVTArchive(Archive):
             raise ValueError(f"cvt_cells must be >= 1, got {cells}")
         rng = np.random.default_rng(seed)
         n = max(50 * cells, 2000)
-        mean, scale, cols, bounds_src = [], [], [], {}
+        mean: list[float] = []
+        scale: list[float] = []
+        cols: list[np.ndarray] = []
+        bounds_src: dict[str, np.ndarray] = {}
         for d in dims:
             if d.kind == "numeric":
                 lo, hi = d.edges[0], d.edges[-1]
@@ -71,7 +74,7 @@ class CVTArchive(Archive):
         cell_bounds = []
         for c in range(k):
             m = km.labels_ == c
-            entry = {}
+            entry: dict[str, dict[str, float | str]] = {}
             for d in dims:
                 v = bounds_src[d.name][m]
                 if d.kind == "numeric":

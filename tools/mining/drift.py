@@ -43,8 +43,8 @@ def compare_discoveries(prev: Discovery, cur: Discovery) -> Drift:
                           current=c[n].tier if n in c else None)
                for n in sorted(set(p) | set(c))
                if (p[n].tier if n in p else None) != (c[n].tier if n in c else None)]
-    delta = {n: round(c[n].mi - p[n].mi, 6) for n in sorted(set(p) & set(c))
-             if c[n].mi is not None and p[n].mi is not None}
+    delta = {n: round(cm - pm, 6) for n in sorted(set(p) & set(c))
+             if (cm := c[n].mi) is not None and (pm := p[n].mi) is not None}
     return Drift(previous_round=prev.round, current_round=cur.round,
                  entered=[n for n in cur.f_star if n not in before],
                  left=[n for n in prev.f_star if n not in now],

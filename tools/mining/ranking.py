@@ -202,6 +202,8 @@ def _dense(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
 def _baseline(frame: pd.DataFrame, name: str) -> np.ndarray | sp.csr_matrix:
     if name == "length":
         _, length = T.code_length(frame)
+        if length is None:
+            raise ValueError("the length baseline needs a length column or program text")
         return np.log1p(length)[:, None]
     if name == "kernels":
         if "kernel.count" in frame.columns:
@@ -282,8 +284,11 @@ def _run(frame: pd.DataFrame, spec: PredictorSpec, target: np.ndarray, pairs: Pa
     per_fold, credits, slices = [], [], []
     for f in range(k):
         train = fold != f
-        x = fixed if fixed is not None else _design(
-            frame, spec, spec.select(frame[train].reset_index(drop=True)), groups)
+        if fixed is not None:
+            x = fixed
+        else:
+            assert spec.select is not None  # fixed is None only when select is given
+            x = _design(frame, spec, spec.select(frame[train].reset_index(drop=True)), groups)
         in_fold = pair_fold == f
         if not in_fold.any():
             continue
