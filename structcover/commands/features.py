@@ -57,6 +57,11 @@ def features(
                                        help="Header folder for --compiler (repeatable); passed "
                                        "to nvcc and NVRTC."),
     config: Path | None = typer.Option(None, "--config", help="Settings YAML."),
+    executor: str = typer.Option("local", "--executor",
+                                 help="Where extraction runs: local (process pool) or ray."),
+    address: str | None = typer.Option(None, "--address",
+                                       help="With --executor ray: the cluster to join (auto = "
+                                       "the running one); default: start a local one."),
 ) -> None:
     """Extract raw structural features: one row per program, one column per feature."""
     settings = load_settings(config)
@@ -78,6 +83,13 @@ def features(
     except (ValueError, OSError) as exc:
         fail(str(exc))
     show = not as_json and err_console.is_terminal
+    runner = None
+    if executor != "local" or address is not None:
+        from structcover.tools.executors import make_executor
+        try:
+            runner = make_executor(executor, workers=workers or 0, address=address)
+        except (ValueError, RuntimeError, ConnectionError) as exc:
+            fail(str(exc))
     with progress(show) as bar:
         task = bar.add_task("features", total=len(records))
         table = extract_table(
@@ -86,7 +98,13 @@ def features(
             workers=1 if len(records) < 32 else (fs.workers if workers is None else workers),
             cache_dir=None if no_cache else fs.cache_dir, patterns=pset,
             max_source_bytes=fs.max_source_bytes,
-            on_progress=lambda n: bar.update(task, completed=n))
+            on_progress=lambda n: bar.update(task, completed=n), executor=runner)
+    if runner is not None:
+        runner.close()
+        for q in table.attrs.get("quarantined", []):
+            err_console.print(f"[yellow]quarantined[/] {q['program_id']}: {q['reason']}")
+        records = records[records["program_id"].astype(str).isin(table["program_id"])]
+        records = records.reset_index(drop=True)
     table = apply_source_encoding(table, records)
     table.insert(1, "task_id", records["task_id"].to_numpy())
     if compiler:
