@@ -12,8 +12,8 @@ import pkgutil
 from typing import Any
 
 import typer
-from typer.exceptions import TyperException
 from typer.core import TyperGroup
+from typer.exceptions import TyperException
 
 from structcover import __version__, commands
 from structcover.commands._output import describe_error, fail

@@ -98,8 +98,8 @@ def verify_corpus(families: list[TaskFamily], settings: Settings, advance: Calla
                 if verdict.equivalent:
                     summary.verified += 1
                 else:
-                    summary.failures.append(f"{task.task_id}/{variant.name}: "
-                                            f"{verdict.failure or 'not compared'} {verdict.detail}"[:200])
+                    why = f"{verdict.failure or 'not compared'} {verdict.detail}"
+                    summary.failures.append(f"{task.task_id}/{variant.name}: {why}"[:200])
                 advance()
         summaries.append(summary)
     return backend.name, summaries

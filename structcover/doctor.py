@@ -66,7 +66,8 @@ def check_nvrtc() -> Check:
         return Check(name="NVRTC", ok=True, detail=f"NVRTC {major}.{minor} via cuda.bindings")
     except Exception as exc:  # noqa: BLE001 - any failure means "not usable"
         return Check(name="NVRTC", ok=False, detail=f"not usable: {exc}",
-                     how_to_get="pip install 'structcover[cuda]' (cuda-bindings + nvidia-cuda-nvrtc)")
+                     how_to_get="pip install 'structcover[cuda]' "
+                                "(cuda-bindings + nvidia-cuda-nvrtc)")
 
 
 def check_gpu() -> Check:

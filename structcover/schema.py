@@ -223,7 +223,8 @@ class TaskSpec(BaseModel):
                 [arg.value] if arg.ctype not in ("float", "double") else [])
             for expr in exprs:
                 eval_size_expr(expr, self.sizes)
-            if isinstance(arg, TensorArg) and arg.distribution == "structured" and not self.generator:
+            structured = isinstance(arg, TensorArg) and arg.distribution == "structured"
+            if structured and not self.generator:
                 raise ValueError(f"task {self.task_id}: {arg.name} is structured but no generator")
         for name, (low, high) in self.size_ranges.items():
             if name not in self.sizes:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-
 from rich.markup import escape
 
 from structcover.commands._output import fail, print_json, print_table

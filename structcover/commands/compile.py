@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-
 from rich.markup import escape
 
 from structcover.commands._output import console, err_console, fail, print_json, print_table
@@ -15,10 +14,12 @@ from structcover.tools.data.text import read_source
 
 def compile_cmd(
     file: Path = typer.Argument(..., help="A CUDA program (.cu)."),
-    arch: str = typer.Option(None, "--arch", help="Target architecture (default from settings: sm_90)."),
+    arch: str = typer.Option(None, "--arch",
+                             help="Target architecture (default from settings: sm_90)."),
     via: str = typer.Option(None, "--via", help="nvrtc, nvcc or auto (default from settings)."),
-    block_size: int = typer.Option(None, "--block-size", min=1, max=1024,
-                                   help="Threads per block for occupancy (default: read the launch)."),
+    block_size: int | None = typer.Option(None, "--block-size", min=1, max=1024,
+                                          help="Threads per block for occupancy "
+                                          "(default: the launch)."),
     include: list[Path] = typer.Option([], "--include", "-I",
                                        help="A folder of the program's own headers (repeatable); "
                                        "passed to nvcc and NVRTC."),

@@ -63,7 +63,8 @@ def demo(
                   f"{r.bins_covered}/{r.bins_total}", r.entropy, r.collapse,
                   "; ".join(r.top_gaps)] for r in result.rounds])
     if result.rounds:
-        console.print(f"archive axes (frozen at round 0): {', '.join(result.rounds[0].archive_axes)}")
+        axes = ", ".join(result.rounds[0].archive_axes)
+        console.print(f"archive axes (frozen at round 0): {axes}")
     for line in result.notes:
         console.print(line)
     c = result.campaign

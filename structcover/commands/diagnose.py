@@ -14,7 +14,8 @@ from structcover.config import load_settings
 def diagnose(
     data: Path = typer.Argument(..., help="Feature table or rollouts (Parquet, JSONL, CSV)."),
     state: Path = typer.Option(..., "--state", help="State folder (frozen archive, rounds)."),
-    round: int | None = typer.Option(None, "--round", min=0, help="Round to diagnose (default: last)."),
+    round: int | None = typer.Option(None, "--round", min=0,
+                                     help="Round to diagnose (default: last)."),
     report: Path | None = typer.Option(None, "--report", help="Write the HTML report here."),
     as_json: bool = typer.Option(False, "--json", help="Print the diagnosis as JSON."),
     seed: int = typer.Option(0, "--seed", help="Seed for the predictor and the archive."),

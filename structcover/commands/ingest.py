@@ -8,14 +8,22 @@ from pathlib import Path
 import typer
 
 from structcover.commands._output import console, fail, print_json, print_table
-from structcover.tools.data.datasets import (DatasetError, load_trajectories, parse_column_map,
-                                        write_quarantine, write_records)
+from structcover.tools.data.datasets import (
+    DatasetError,
+    load_trajectories,
+    parse_column_map,
+    write_quarantine,
+    write_records,
+)
 
 
 def ingest(
-    data: Path = typer.Argument(..., help="JSONL, Parquet, saved HF dataset, .cu/.py file or folder."),
-    output: Path | None = typer.Option(None, "-o", "--output", help="Write records (.parquet/.jsonl)."),
-    column_map: list[str] | None = typer.Option(None, "--map", help="normalized=source column, repeatable."),
+    data: Path = typer.Argument(...,
+                                help="JSONL, Parquet, saved HF dataset, .cu/.py file or folder."),
+    output: Path | None = typer.Option(None, "-o", "--output",
+                                       help="Write records (.parquet/.jsonl)."),
+    column_map: list[str] | None = typer.Option(None, "--map",
+                                                help="normalized=source column, repeatable."),
     quarantine: Path | None = typer.Option(None, "--quarantine", help="Where bad rows go (JSONL)."),
     round_: int = typer.Option(0, "--round", min=0, help="Round for rows that give none."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),

@@ -8,18 +8,23 @@ import typer
 
 from structcover.commands._output import fail, print_json
 
+BIN_HELP = 'Bin label, e.g. "smem.tiled=1,mem.coalesced_fraction=[0.9,1.0]".'
+
 
 def prompt(
-    bin_label: str = typer.Argument(..., metavar="BIN",
-                                    help='Bin label, e.g. "smem.tiled=1,mem.coalesced_fraction=[0.9,1.0]".'),
+    bin_label: str = typer.Argument(..., metavar="BIN", help=BIN_HELP),
     task: str = typer.Option(..., "--task", help="TaskSpec YAML or corpus task id."),
     state: Path | None = typer.Option(None, "--state",
                                       help="State dir: bounds come from its frozen archive."),
     as_json: bool = typer.Option(False, "--json", help="Print the prompt and constraints as JSON."),
 ) -> None:
     """Print the constrained prompt for a target bin of a task."""
+    from structcover.tools.curation.prompting import (
+        constraint_sentences,
+        parse_bin_label,
+        render_generate,
+    )
     from structcover.tools.data.corpus import resolve_task
-    from structcover.tools.curation.prompting import constraint_sentences, parse_bin_label, render_generate
 
     spec = resolve_task(task)  # a bad --task is one error line (the CLI's handler)
     if state is not None:

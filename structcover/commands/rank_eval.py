@@ -7,10 +7,10 @@ from pathlib import Path
 import pandas as pd
 import typer
 
-from structcover.commands._output import fail, print_json, print_table
 from structcover.commands._input import read_input
-from structcover.tools.mining.table import feature_columns, is_categorical
+from structcover.commands._output import fail, print_json, print_table
 from structcover.tools.mining.ranking import evaluate_ranking, standard_specs
+from structcover.tools.mining.table import feature_columns, is_categorical
 
 _NOT_FEATURES = {"program_id", "task_id", "round", "correct", "speedup", "runtime_ms", "program",
                  "prompt", "policy", "model", "source", "device", "gpu", "meta"}

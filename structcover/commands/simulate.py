@@ -13,7 +13,8 @@ def simulate(
     rounds: int = typer.Option(3, "--rounds", min=1, help="Number of rounds."),
     output: Path = typer.Option(..., "-o", "--output", help="Folder for the rollouts."),
     seed: int = typer.Option(0, "--seed", help="Seed."),
-    collapse: float = typer.Option(0.5, "--collapse", min=0.0, max=1.0, help="Collapse per round, 0..1."),
+    collapse: float = typer.Option(0.5, "--collapse", min=0.0, max=1.0,
+                                   help="Collapse per round, 0..1."),
     collapse_feature: str | None = typer.Option(
         None, "--collapse-feature", help="Collapse onto this feature's common value "
         "(default: onto each task's fastest program)."),

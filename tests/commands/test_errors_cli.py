@@ -105,7 +105,8 @@ def _raise_in_command(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
 @pytest.mark.parametrize(("exc", "expect"), [
     (PermissionError(13, "Permission denied", "/data/r.jsonl"), "/data/r.jsonl: Permission denied"),
     (UnicodeDecodeError("utf-8", b"ab\xff", 2, 3, "invalid start byte"), "byte 0xff at offset 2"),
-    (ValueError("r.jsonl line 3: no program column\nsecond line"), "line 3: no program column second"),
+    (ValueError("r.jsonl line 3: no program column\nsecond line"),
+     "line 3: no program column second"),
 ])
 def test_top_level_handler_turns_input_errors_into_one_line(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path, exc: BaseException, expect: str) -> None:

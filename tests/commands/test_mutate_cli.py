@@ -31,7 +31,8 @@ def test_list_shows_operators_with_moves_and_recorded_stats(tmp_path):
 def test_mutate_writes_variant(tmp_path):
     src = find_task("vector_add")[1].reference.path
     out = tmp_path / "out.cu"
-    res = runner.invoke(app, ["mutate", str(src), "--op", "to_grid_stride", "-o", str(out), "--json"])
+    res = runner.invoke(app, ["mutate", str(src), "--op", "to_grid_stride", "-o", str(out),
+                              "--json"])
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
     assert data["result"]["variants"][0]["promised"] == {"loop.grid_stride": "up"}

@@ -1,4 +1,5 @@
-"""``structcover verify``: task/reference resolution, JSON verdict naming the backend, exit codes."""
+"""``structcover verify``: task/reference resolution, the JSON verdict naming its backend,
+exit codes."""
 
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ class FakeBackend:
         return True, ""
 
     def run(self, source, spec, inputs, *, sizes=None, timeout_s=60.0):
-        body = next(line.split("fake:", 1)[1].strip() for line in source.splitlines() if "fake:" in line)
+        body = next(line.split("fake:", 1)[1].strip() for line in source.splitlines()
+                    if "fake:" in line)
         exec(body, {"np": np, **inputs})  # noqa: S102 - test programs only
         return RunResult(status="ok", backend="cpu",
                          outputs={"y": inputs["y"]}, inputs_after={"x": inputs["x"]})

@@ -188,7 +188,8 @@ def load_template(name: str) -> Template:
     try:
         return Template(_VERSION_LINE.sub("", path.read_text(), count=1))
     except FileNotFoundError as exc:
-        raise FileNotFoundError(f"prompt template {name!r} not found in structcover.prompts") from exc
+        raise FileNotFoundError(
+            f"prompt template {name!r} not found in structcover.prompts") from exc
 
 
 def fill(name: str, **values: Any) -> str:
@@ -226,7 +227,8 @@ def feedback_lines(verdict: Verdict | None, structure_misses: list[str] | None =
             out += [f"compile error: {e}" for e in errs[:10]] or ["compile failed (no error lines)"]
         if verdict.equivalent is False:
             where = f" at index {verdict.first_mismatch}" if verdict.first_mismatch else ""
-            err = f", max abs error {verdict.max_abs_error:g}" if verdict.max_abs_error is not None else ""
+            err = (f", max abs error {verdict.max_abs_error:g}"
+                   if verdict.max_abs_error is not None else "")
             out.append(f"wrong result ({verdict.failure or 'mismatch'}){where}{err}"
                        + (f": {verdict.detail}" if verdict.detail else ""))
         out += [f"rejected by anti-hacking check: {f}" for f in verdict.hacking_flags]

@@ -18,8 +18,8 @@ import pandas as pd
 from pydantic import BaseModel
 
 from structcover.tools.coverage.archive import Archive
-from structcover.tools.data.atomic import atomic_dir, write_text
 from structcover.tools.coverage.bins import Bound
+from structcover.tools.data.atomic import atomic_dir, write_text
 from structcover.tools.data.datasets import write_jsonl, write_parquet
 
 

@@ -39,7 +39,7 @@ def current_umask() -> int:
 
 
 def default_mode(executable: bool = False) -> int:
-    """Permissions a new file (or, with ``executable``, a folder or program) gets under the umask."""
+    """Permissions a new file (with ``executable``: a folder or program) gets under the umask."""
     return (0o777 if executable else 0o666) & ~current_umask()
 
 

@@ -174,7 +174,7 @@ def normalize_row(row: dict[str, Any], column_map: dict[str, str], *, source: st
         "reward_source": str(row.get("reward_source") or "given"),
         "source_file": source,
         "meta": json.dumps(meta, default=str, sort_keys=True) if meta else "",
-        "_row_id": None if _pick(row, "id", column_map) is None else str(_pick(row, "id", column_map)),
+        "_row_id": None if (row_id := _pick(row, "id", column_map)) is None else str(row_id),
     }
 
 
@@ -192,7 +192,8 @@ def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
                 continue
             if isinstance(row, dict) and encoding != "utf-8":
                 row["source_encoding"] = encoding
-            yield number, row if isinstance(row, dict) else f"expected an object, got {type(row).__name__}"
+            yield number, (row if isinstance(row, dict)
+                           else f"expected an object, got {type(row).__name__}")
 
 
 def _iter_parquet(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:

@@ -7,8 +7,15 @@ from dataclasses import dataclass
 
 import tree_sitter as ts
 
-from structcover.tools.mutations._tree import (Src, enclosing, find, function_name, kernels,
-                                               launch_config, launches)
+from structcover.tools.mutations._tree import (
+    Src,
+    enclosing,
+    find,
+    function_name,
+    kernels,
+    launch_config,
+    launches,
+)
 
 _GID_FORMS = {
     "blockIdx.x*blockDim.x+threadIdx.x", "blockDim.x*blockIdx.x+threadIdx.x",

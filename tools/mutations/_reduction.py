@@ -8,8 +8,15 @@ from dataclasses import dataclass
 import tree_sitter as ts
 
 from structcover.tools.mutations._patterns import kernel_launches
-from structcover.tools.mutations._tree import (Src, block_dims, enclosing, eval_int, find,
-                                               int_constants, splice)
+from structcover.tools.mutations._tree import (
+    Src,
+    block_dims,
+    enclosing,
+    eval_int,
+    find,
+    int_constants,
+    splice,
+)
 
 
 @dataclass

@@ -8,11 +8,19 @@ import re
 import tree_sitter as ts
 
 from structcover.tools.mutations._loops import breaks_out, canonical
-from structcover.tools.mutations._patterns import (has_barrier_or_shared, index_decl,
-                                                   kernel_launches)
-from structcover.tools.mutations._tree import (Src, assigned_names, block_dims, dedented, find,
-                                               identifiers, indent_block, indent_of,
-                                               pointer_params, splice)
+from structcover.tools.mutations._patterns import has_barrier_or_shared, index_decl, kernel_launches
+from structcover.tools.mutations._tree import (
+    Src,
+    assigned_names,
+    block_dims,
+    dedented,
+    find,
+    identifiers,
+    indent_block,
+    indent_of,
+    pointer_params,
+    splice,
+)
 
 
 def _negate_return_guard(src: Src, stmt: ts.Node, var: str) -> str | None:

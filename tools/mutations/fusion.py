@@ -8,8 +8,17 @@ import tree_sitter as ts
 
 from structcover.tools.mutations._loops import breaks_out, canonical, device_loops
 from structcover.tools.mutations._patterns import has_barrier_or_shared
-from structcover.tools.mutations._tree import (Src, assigned_names, dedented, declared_names,
-                                               identifiers, indent_block, indent_of, parse, splice)
+from structcover.tools.mutations._tree import (
+    Src,
+    assigned_names,
+    declared_names,
+    dedented,
+    identifiers,
+    indent_block,
+    indent_of,
+    parse,
+    splice,
+)
 from structcover.tools.mutations.base import Builder, MutationResult, operator
 
 

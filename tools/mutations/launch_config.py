@@ -6,8 +6,17 @@ import re
 
 import tree_sitter as ts
 
-from structcover.tools.mutations._tree import (Src, block_dims, enclosing, find, is_device_code,
-                                               launch_config, launches, parse, splice)
+from structcover.tools.mutations._tree import (
+    Src,
+    block_dims,
+    enclosing,
+    find,
+    is_device_code,
+    launch_config,
+    launches,
+    parse,
+    splice,
+)
 from structcover.tools.mutations.base import Builder, MutationResult, operator
 
 

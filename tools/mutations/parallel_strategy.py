@@ -7,12 +7,28 @@ from dataclasses import dataclass
 import tree_sitter as ts
 
 from structcover.tools.mutations._loops import canonical
-from structcover.tools.mutations._patterns import (bound_of, grid_is_1d, has_barrier_or_shared,
-                                                   index_decl, is_global_index, is_grid_stride,
-                                                   kernel_launches)
-from structcover.tools.mutations._tree import (Src, assigned_names, block_dims, find, indent_block,
-                                               indent_of, inner_statements, kernels,
-                                               launch_config, parse, splice)
+from structcover.tools.mutations._patterns import (
+    bound_of,
+    grid_is_1d,
+    has_barrier_or_shared,
+    index_decl,
+    is_global_index,
+    is_grid_stride,
+    kernel_launches,
+)
+from structcover.tools.mutations._tree import (
+    Src,
+    assigned_names,
+    block_dims,
+    find,
+    indent_block,
+    indent_of,
+    inner_statements,
+    kernels,
+    launch_config,
+    parse,
+    splice,
+)
 from structcover.tools.mutations.base import Builder, MutationResult, operator
 
 COARSEN = 4
@@ -237,7 +253,7 @@ def warp_per_row(program: str) -> MutationResult:
                 {body.of(n.child_by_field_name("left")) for n in adds} != written:
             continue
         ind, in2 = pe.indent, pe.indent + "    "
-        lines = [f"const int lane_ = threadIdx.x & 31;",
+        lines = ["const int lane_ = threadIdx.x & 31;",
                  f"{ind}const {pe.ctype} {pe.var} = (blockIdx.x * blockDim.x + threadIdx.x) / 32;"
                  f"  // one warp per row",
                  f"{ind}if ({pe.var} < {pe.bound}) {{"]

@@ -67,7 +67,7 @@ def tree_to_atomic(program: str) -> MutationResult:
                 tree.elem not in ("float", "int", "double", "unsigned int"):
             continue
         a, t = tree.array, tree.tid
-        lines = [f"{{  // reduction by shared atomics instead of a tree",
+        lines = ["{  // reduction by shared atomics instead of a tree",
                  f"    {tree.elem} v_ = {a}[{t}];", "    __syncthreads();",
                  f"    if ({t} == 0) {a}[0] = 0;", "    __syncthreads();",
                  f"    atomicAdd(&{a}[0], v_);", "    __syncthreads();", "}"]
@@ -124,7 +124,7 @@ def shuffle_to_tree(program: str) -> MutationResult:
         other = f"red_[tl_ + {o}]"
         combine = re.sub(r"__shfl_(?:down|xor)_sync\s*\([^;]*?" + o + r"\s*\)", other, stmt)
         combine = re.sub(r"\b" + val + r"\b", red, combine)
-        lines = [f"{{  // warp reduction through shared memory instead of shuffles",
+        lines = ["{  // warp reduction through shared memory instead of shuffles",
                  f"    __shared__ {decl.group(1)} red_[1024];",
                  "    const int tl_ = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);",
                  "    const int lane_ = tl_ & 31;",

@@ -9,10 +9,21 @@ import tree_sitter as ts
 
 from structcover.tools.mutations._loops import canonical
 from structcover.tools.mutations._patterns import kernel_launches
-from structcover.tools.mutations._tree import (Src, assigned_names, block_dims, dedented, find,
-                                               identifiers, indent_block, indent_of,
-                                               is_device_code, kernels, parse, pointer_params,
-                                               splice)
+from structcover.tools.mutations._tree import (
+    Src,
+    assigned_names,
+    block_dims,
+    dedented,
+    find,
+    identifiers,
+    indent_block,
+    indent_of,
+    is_device_code,
+    kernels,
+    parse,
+    pointer_params,
+    splice,
+)
 from structcover.tools.mutations.base import Builder, MutationResult, operator
 
 

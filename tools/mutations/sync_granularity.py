@@ -5,8 +5,15 @@ from __future__ import annotations
 import re
 
 from structcover.tools.mutations._reduction import combine_text, only_tid0_reads_after, tree_loops
-from structcover.tools.mutations._tree import (Src, find, indent_block, indent_of, is_kernel,
-                                               parse, splice)
+from structcover.tools.mutations._tree import (
+    Src,
+    find,
+    indent_block,
+    indent_of,
+    is_kernel,
+    parse,
+    splice,
+)
 from structcover.tools.mutations.base import Builder, MutationResult, operator
 
 

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from structcover.tools.mutations._loops import breaks_out, canonical, device_loops, pragma_before
-from structcover.tools.mutations._tree import (indent_block, indent_of, inner_statements, parse,
-                                               reindent,
-                                               splice)
+from structcover.tools.mutations._tree import (
+    indent_block,
+    indent_of,
+    inner_statements,
+    parse,
+    reindent,
+    splice,
+)
 from structcover.tools.mutations.base import Builder, MutationResult, operator
 
 FACTOR = 4

@@ -6,9 +6,19 @@ from __future__ import annotations
 import re
 
 from structcover.tools.mutations._patterns import kernel_launches
-from structcover.tools.mutations._tree import (block_dims, eval_int, find, int_constants, indent_block, indent_of, is_device_code,
-                                               kernels, parse,
-                                               pointer_params, splice)
+from structcover.tools.mutations._tree import (
+    block_dims,
+    eval_int,
+    find,
+    indent_block,
+    indent_of,
+    int_constants,
+    is_device_code,
+    kernels,
+    parse,
+    pointer_params,
+    splice,
+)
 from structcover.tools.mutations.base import Builder, MutationResult, operator
 from structcover.tools.mutations.parallel_strategy import _wrap_grid, per_element
 

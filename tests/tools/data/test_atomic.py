@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from structcover.tools.data.atomic import atomic_dir, atomic_write, current_umask, write_bytes, write_text
+from structcover.tools.data.atomic import (
+    atomic_dir,
+    atomic_write,
+    current_umask,
+    write_bytes,
+    write_text,
+)
 
 
 @pytest.fixture
