@@ -99,7 +99,7 @@ def _product(*dims: int) -> int:
 LAUNCH_CALLS: dict[str, Callable[..., int]] = {"dim3": _product}
 
 
-def eval_int_expr(text: str | int, names: Resolver | None = None, *,
+def eval_int_expr(text: str | int | float, names: Resolver | None = None, *,
                   calls: Mapping[str, Callable[..., int]] | None = None) -> int:
     """The value of an integer expression over ``names``.
 

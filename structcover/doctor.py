@@ -42,8 +42,9 @@ def check_cxx() -> Check:
 
 def check_nvcc() -> Check:
     """nvcc from a toolkit or from the nvidia-cuda-nvcc wheels."""
+    path: Path | str | None
     try:
-        from structcover.tools.compiler.toolchain import find_nvcc  # noqa: PLC0415
+        from structcover.tools.compiler.toolchain import find_nvcc
         path = find_nvcc()
     except ImportError:
         path = shutil.which("nvcc")

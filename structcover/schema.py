@@ -44,7 +44,7 @@ def content_hash(source: str) -> str:
     return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def eval_size_expr(expr: str | int, sizes: dict[str, int]) -> int:
+def eval_size_expr(expr: str | int | float, sizes: dict[str, int]) -> int:
     """Evaluate a size expression such as ``"M*K"`` or ``"N+1"`` over a task's sizes.
 
     Args:

@@ -91,7 +91,8 @@ def discover_command(
     ds = load_settings(config).discovery
     try:
         frame = read_input(data, mapping)
-        kwargs = dict(target=target, normalize_within_task=not pooled and ds.normalize_within_task,
+        kwargs: dict[str, Any] = dict(
+                      target=target, normalize_within_task=not pooled and ds.normalize_within_task,
                       correct_only=not all_programs and ds.correct_only, tau_high=ds.tau_high,
                       tau_low=ds.tau_low, critical_factor=ds.critical_factor,
                       controls=tuple(control),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -37,13 +38,15 @@ def ingest(
     records = result.records
     quarantine_path = None
     if result.quarantined:
+        # Only where asked, or beside the output; never into the working folder unasked.
         quarantine_path = quarantine or (output.with_suffix(".quarantine.jsonl") if output
-                                         else Path("structcover-quarantine.jsonl"))
-        write_quarantine(result.quarantined, quarantine_path)
+                                         else None)
+        if quarantine_path is not None:
+            write_quarantine(result.quarantined, quarantine_path)
     if output:
         write_records(records, output)
     reasons = Counter(q.reason.split(":")[0] for q in result.quarantined)
-    summary = {
+    summary: dict[str, Any] = {
         **result.summary,
         "tasks": int(records["task_id"].nunique()) if len(records) else 0,
         "rounds": sorted(int(r) for r in records["round"].unique()) if len(records) else [],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -33,7 +33,7 @@ def _list(as_json: bool, state: Path | None) -> None:
         table = load_stats(state_dir=state)
     except ValueError as exc:
         fail(str(exc))
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, info in registry().items():
         st = table.operators.get(name)
         rows.append({

@@ -128,3 +128,22 @@ def test_a_bug_is_one_line_with_the_way_to_its_traceback(
 def test_describe_error_without_filename() -> None:
     assert describe_error(OSError(28, "No space left on device")) == "No space left on device"
     assert describe_error(KeyError("speedup")) == "missing 'speedup'"
+
+
+def test_ingest_writes_no_quarantine_file_unasked(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    data = tmp_path / "in" / "r.jsonl"
+    data.parent.mkdir()
+    data.write_text(json.dumps({"task_id": "t", "program": "__global__ void k(){}"}) + "\n"
+                    + json.dumps({"task_id": "t"}) + "\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    result = runner.invoke(app, ["ingest", str(data), "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["quarantined"] == 1 and summary["quarantine_file"] is None
+    assert list(work.iterdir()) == []
+    asked = tmp_path / "q.jsonl"
+    result = runner.invoke(app, ["ingest", str(data), "--quarantine", str(asked), "--json"])
+    assert json.loads(result.stdout)["quarantine_file"] == str(asked) and asked.is_file()

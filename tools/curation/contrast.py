@@ -105,6 +105,8 @@ def contrast_pairs(trajectories: list[Trajectory], *,
                 s_slow = optimization_score(features[slow.program_id])
                 s_fast = optimization_score(features[fast.program_id])
                 p_slow, p_fast = performance(slow), performance(fast)
+                if p_slow is None or p_fast is None:  # filtered above; keeps the types honest
+                    continue
                 if s_slow - s_fast < min_score_gap or p_fast < p_slow * min_speed_ratio:
                     continue
                 label = (bins or {}).get(slow.program_id)

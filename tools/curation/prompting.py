@@ -85,6 +85,8 @@ def _int_range(b: Bound) -> tuple[int | None, int | None]:
 
 
 def _range_text(b: Bound, count: bool) -> str:
+    lo: float | None
+    hi: float | None
     if count:
         lo, hi = _int_range(b)
     else:

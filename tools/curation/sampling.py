@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -94,7 +95,7 @@ def prompt_rows(gaps: list, tasks: list[str], archive: Archive, *, data_source: 
     (``style`` "rule", ``ground_truth`` = JSON with the task id, target bin and bounds, so the
     reward function can verify both equivalence and structure) and ``extra_info``.
     """
-    rows = []
+    rows: list[dict[str, Any]] = []
     context = {t: _task_context(t) for t in tasks}
     for gap in gaps:
         if gap.kind not in ("zero", "low"):
