@@ -45,13 +45,26 @@ def _cell(value: Any) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
+#: Longest cell text a table shows; longer text (reasons, notes) ends in "…" (--json has it all).
+MAX_CELL = 48
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_CELL else text[:MAX_CELL - 1] + "…"
+
+
 def print_table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-    """Print a rich table."""
+    """Print a rich table that fits the terminal (80 columns when not a terminal).
+
+    Cells are clipped to :data:`MAX_CELL` characters and the widest columns fold, so a long
+    reason never stretches a table into a wall of wrapped text; ``--json`` keeps full text.
+    """
     table = Table(title=title, show_lines=False)
     for col in columns:
-        table.add_column(col)
+        table.add_column(col, overflow="fold")
     for row in rows:
-        table.add_row(*(escape(_cell(v)) for v in row))
+        table.add_row(*(escape(_clip(_cell(v))) for v in row))
     console.print(table)
 
 

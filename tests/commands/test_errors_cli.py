@@ -147,3 +147,16 @@ def test_ingest_writes_no_quarantine_file_unasked(tmp_path: Path,
     asked = tmp_path / "q.jsonl"
     result = runner.invoke(app, ["ingest", str(data), "--quarantine", str(asked), "--json"])
     assert json.loads(result.stdout)["quarantine_file"] == str(asked) and asked.is_file()
+
+
+def test_tables_fit_80_columns_and_json_keeps_full_reasons(tmp_path: Path) -> None:
+    # No kernel: the check's reason is longer than a table cell.
+    path = tmp_path / "host.cu"
+    path.write_text("void host_only(float* x) { x[0] = 1.f; }\n")
+    long_reason = "no __global__ kernel is defined: the program does no custom GPU work"
+    table = runner.invoke(app, ["check", str(path)], terminal_width=80)
+    lines = table.stdout.splitlines()
+    assert lines and max(len(line) for line in lines) <= 80, table.stdout
+    assert "the program do…" in table.stdout  # clipped to the cell limit, not wrapped whole
+    full = runner.invoke(app, ["check", str(path), "--json"])
+    assert long_reason in [c["reason"] for c in json.loads(full.stdout)["checks"]]
