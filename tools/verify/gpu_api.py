@@ -96,30 +96,3 @@ class DeviceApi(Protocol):
     def close(self) -> None:
         """Release the context."""
         ...
-
-
-def open_device(index: int = 0, prefer: str | None = None) -> DeviceApi:
-    """Open GPU ``index`` with the first implementation that works.
-
-    Args:
-        index: Device ordinal.
-        prefer: ``"cuda-python"`` or ``"pycuda"`` to try that one first.
-
-    Returns:
-        An open device.
-
-    Raises:
-        GpuError: No implementation could open the device; the message lists why for each.
-    """
-    from structcover.tools.verify import gpu_cuda_python, gpu_pycuda
-
-    impls = [gpu_cuda_python, gpu_pycuda]
-    if prefer == "pycuda":
-        impls.reverse()
-    reasons = []
-    for impl in impls:
-        try:
-            return impl.open_device(index)
-        except Exception as exc:  # noqa: BLE001 - missing module, missing driver, no device
-            reasons.append(f"{impl.NAME}: {type(exc).__name__}: {exc}")
-    raise GpuError("open_device", "; ".join(reasons))
