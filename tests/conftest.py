@@ -18,7 +18,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory,
+                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Point the tool's caches at a per-session temp dir, never the user's home."""
     cache = tmp_path_factory.getbasetemp() / "cache"
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))

@@ -38,8 +38,8 @@ def _via_nvcc(source: str) -> tuple[bool, str]:
     with tempfile.TemporaryDirectory(prefix="sc-mut-") as tmp:
         path = Path(tmp) / "prog.cu"
         path.write_text(source)
-        proc = subprocess.run([str(nvcc), "-arch=sm_90", "-c", str(path), "-o", str(Path(tmp) / "p.o")],
-                              capture_output=True, text=True, timeout=120)
+        cmd = [str(nvcc), "-arch=sm_90", "-c", str(path), "-o", str(Path(tmp) / "p.o")]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     return proc.returncode == 0, proc.stderr
 
 

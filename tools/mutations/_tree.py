@@ -212,8 +212,9 @@ def assigned_names(src: Src, node: ts.Node) -> set[str]:
     out: set[str] = set()
     for n in find(node, "assignment_expression", "update_expression"):
         target = n.child_by_field_name("left") or n.child_by_field_name("argument")
-        while target is not None and target.type in ("subscript_expression", "parenthesized_expression",
-                                                     "field_expression", "pointer_expression"):
+        while target is not None and target.type in (
+                "subscript_expression", "parenthesized_expression", "field_expression",
+                "pointer_expression"):
             target = target.child_by_field_name("argument") or (
                 target.named_children[0] if target.named_children else None)
         if target is not None and target.type == "identifier":

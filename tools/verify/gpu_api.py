@@ -15,7 +15,7 @@ import numpy as np
 
 
 class GpuError(RuntimeError):
-    """A CUDA driver call failed; ``code`` is the CUDA error name (e.g. CUDA_ERROR_ILLEGAL_ADDRESS)."""
+    """A CUDA driver call failed; ``code`` is the CUDA error name (CUDA_ERROR_ILLEGAL_ADDRESS…)."""
 
     def __init__(self, call: str, code: str) -> None:
         super().__init__(f"{call} failed: {code}")

@@ -32,8 +32,8 @@ from structcover.config import VerifySettings
 from structcover.schema import ScalarArg, TaskSpec, Timing, eval_size_expr
 from structcover.tools.verify.backend import RunResult
 from structcover.tools.verify.gpu_api import DeviceApi, GpuError
-from structcover.tools.verify.gpu_open import open_device
 from structcover.tools.verify.gpu_nvml import NvmlMonitor
+from structcover.tools.verify.gpu_open import open_device
 from structcover.tools.verify.sandbox import SandboxLimits, run_programs_sandboxed
 
 _SCALAR_CTYPES = {"int": ctypes.c_int, "long long": ctypes.c_longlong,

@@ -2,8 +2,15 @@
 import pytest
 
 from structcover.tools.mutations.base import Builder, get_operator, parse_moves, registry
-from structcover.tools.mutations.stats import (MutationResult, StatsTable, VariantCheck,
-                                               load_stats, moved_as_promised, record, save_stats)
+from structcover.tools.mutations.stats import (
+    MutationResult,
+    StatsTable,
+    VariantCheck,
+    load_stats,
+    moved_as_promised,
+    record,
+    save_stats,
+)
 
 EXPECTED_MODULES = {"unroll", "fusion", "smem_promotion", "vectorize", "sync_granularity",
                     "parallel_strategy", "reduction_strategy", "launch_config", "padding"}
@@ -19,7 +26,8 @@ def test_every_operator_declares_moves_and_when_it_does_not_apply():
 
 
 def test_parse_moves_reads_the_docstring_section():
-    doc = "Do a thing.\n\n    Moves:\n        smem.tiled: up\n        warp.shuffles: down\n\n    More."
+    doc = ("Do a thing.\n\n    Moves:\n        smem.tiled: up\n        warp.shuffles: down\n\n"
+           "    More.")
     assert parse_moves(doc) == {"smem.tiled": "up", "warp.shuffles": "down"}
     with pytest.raises(ValueError, match="bad Moves line"):
         parse_moves("Moves:\n    smem.tiled: sideways\n")
@@ -57,7 +65,8 @@ def test_stats_record_counts_failures_as_failures(tmp_path):
                            misses=["x: promised up"])]
     record(table, MutationResult(operator="op"), checks)
     st = table.operators["op"]
-    assert (st.tried, st.applied, st.equivalent, st.not_equivalent, st.unverified) == (2, 0, 1, 1, 1)
+    counts = (st.tried, st.applied, st.equivalent, st.not_equivalent, st.unverified)
+    assert counts == (2, 0, 1, 1, 1)
     assert st.moved_as_promised == 2 and st.families_equivalent == ["f1"]
     path = save_stats(table, tmp_path / "s" / "operator_stats.json")
     assert load_stats(state_dir=path.parent).operators["op"].equivalent == 1
@@ -79,7 +88,8 @@ def test_compute_stats_without_backend_counts_variants_as_unverified(tmp_path):
     table = compute_stats(operators=["to_grid_stride", "tile_smem"], backend=None,
                           corpus_root=tmp_path / "corpus")
     grid, tile = table.operators["to_grid_stride"], table.operators["tile_smem"]
-    assert (grid.tried, grid.applied, grid.variants, grid.unverified, grid.equivalent) == (1, 1, 1, 1, 0)
+    counts = (grid.tried, grid.applied, grid.variants, grid.unverified, grid.equivalent)
+    assert counts == (1, 1, 1, 1, 0)
     assert grid.moved_as_promised == 1
     assert (tile.tried, tile.applied, tile.variants) == (1, 0, 0)
 

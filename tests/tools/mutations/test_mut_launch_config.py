@@ -1,4 +1,4 @@
-from mutation_cases import not_applicable, program, verify_operator
+from mutation_cases import program, verify_operator
 
 from structcover.tools.mutations.launch_config import block_size
 
