@@ -176,3 +176,32 @@ def test_inline_includes_pastes_found_headers_once(headers: Path) -> None:
     assert out.count("#define SCALE 3.0f") == 1
     assert "#define A 1" in out and "#include <cuda_fp16.h>" in out
     assert inline_includes(src, []) == src
+
+
+def test_verify_takes_include_for_every_backend(tmp_path: Path) -> None:
+    from structcover.tools.data.corpus import load_corpus
+
+    family = next(f for f in load_corpus() if f.name == "vector_add")
+    folder = tmp_path / "inc"
+    folder.mkdir()
+    (folder / "va_cfg.cuh").write_text("#define VA_SCALE 1.0f\n")
+    cand = tmp_path / "cand.cu"
+    cand.write_text('#include "va_cfg.cuh"\n'
+                    + family.reference.source.replace("a[i] + b[i]", "VA_SCALE * a[i] + b[i]"))
+    run = CliRunner().invoke
+    for backend in ("compile-only", "cpu"):
+        with_inc = run(app, ["verify", str(cand), "--task", "vector_add", "--backend", backend,
+                             "--include", str(folder), "--json"])
+        assert with_inc.exit_code == 0, with_inc.output
+        verdict = json.loads(with_inc.stdout)
+        assert verdict["compiled"] is True
+        if backend == "cpu":
+            assert verdict["equivalent"] is True
+        without = run(app, ["verify", str(cand), "--task", "vector_add", "--backend", backend,
+                            "--json"])
+        # Without the folder the header is missing: no compile, no equivalence.
+        key = "compiled" if backend == "compile-only" else "equivalent"
+        assert json.loads(without.stdout)[key] is not True
+    bad = run(app, ["verify", str(cand), "--task", "vector_add", "--include",
+                    str(tmp_path / "missing")])
+    assert bad.exit_code != 0 and "no such directory" in bad.output
