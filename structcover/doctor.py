@@ -60,12 +60,12 @@ def check_nvcc() -> Check:
 def check_nvrtc() -> Check:
     """NVRTC in-process (the fast compile path)."""
     try:
-        from cuda.bindings import nvrtc  # noqa: PLC0415
+        from cuda.bindings import nvrtc
         err, major, minor = nvrtc.nvrtcVersion()
         if int(err) != 0:
             raise RuntimeError(str(err))
         return Check(name="NVRTC", ok=True, detail=f"NVRTC {major}.{minor} via cuda.bindings")
-    except Exception as exc:  # noqa: BLE001 - any failure means "not usable"
+    except Exception as exc:
         return Check(name="NVRTC", ok=False, detail=f"not usable: {exc}",
                      how_to_get="pip install 'structcover[cuda]' "
                                 "(cuda-bindings + nvidia-cuda-nvrtc)")
@@ -74,7 +74,7 @@ def check_nvrtc() -> Check:
 def check_gpu() -> Check:
     """A CUDA driver and at least one GPU."""
     try:
-        from cuda.bindings import driver  # noqa: PLC0415
+        from cuda.bindings import driver
         (err,) = driver.cuInit(0)
         if int(err) != 0:
             raise RuntimeError(f"cuInit: {err}")
@@ -85,7 +85,7 @@ def check_gpu() -> Check:
         err, name = driver.cuDeviceGetName(100, dev)
         label = bytes(name).split(b"\0")[0].decode()
         return Check(name="GPU", ok=True, detail=f"{count} device(s): {label}")
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return Check(name="GPU", ok=False, detail=f"none usable ({exc})",
                      how_to_get="a machine with an NVIDIA GPU and driver, plus "
                                 "pip install 'structcover[gpu]'; verification then times kernels")
@@ -94,12 +94,12 @@ def check_gpu() -> Check:
 def check_nvml() -> Check:
     """NVML for power, energy and clocks."""
     try:
-        import pynvml  # noqa: PLC0415
+        import pynvml
         pynvml.nvmlInit()
         version = pynvml.nvmlSystemGetDriverVersion()
         pynvml.nvmlShutdown()
         return Check(name="NVML", ok=True, detail=f"driver {version}")
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return Check(name="NVML", ok=False, detail=f"not usable ({type(exc).__name__})",
                      how_to_get="pip install 'structcover[gpu]' on a machine with a driver")
 
@@ -133,7 +133,7 @@ def check_store(state_dir: Path) -> Check:
 def check_sandbox() -> Check:
     """The OS sandbox (bubblewrap + seccomp) every untrusted compile and run goes through."""
     try:
-        from structcover.tools.verify.jail import UNSANDBOXED_HINT, jail_status  # noqa: PLC0415
+        from structcover.tools.verify.jail import UNSANDBOXED_HINT, jail_status
         ok, why = jail_status()
     except ImportError as exc:
         return Check(name="sandbox", ok=False, required=True, detail=f"not importable: {exc}")

@@ -32,7 +32,7 @@ def _compiler_columns(records: pd.DataFrame, arch: str, block_size: int | None,
                 rows.append(dict(compiler_feature_values(source, arch=arch,
                                                          block_size=block_size,
                                                          include_dirs=include_dirs)))
-            except Exception as exc:  # noqa: BLE001 - a bad program is a value, not a crash
+            except Exception as exc:
                 rows.append({"compile.error": f"{type(exc).__name__}: {exc}"[:300]})
             bar.advance(task)
     return pd.DataFrame(rows, index=records.index)

@@ -32,7 +32,7 @@ class _Mutate:
 
 
 class _Verify:
-    def verify(self, source, task, bin):  # type: ignore[no-untyped-def]  # noqa: A002
+    def verify(self, source, task, bin):  # type: ignore[no-untyped-def]
         ok = int(hashlib.sha256(source.encode()).hexdigest()[:8], 16) % 4 != 0
         return {"ok": ok, "stage": "ok" if ok else "equivalence",
                 "reason": "" if ok else "2 of 256 outputs differ", "landed_bin": bin,
@@ -70,7 +70,7 @@ def _state(prepared: tuple[Path, Path], tmp_path: Path) -> Path:
     return state
 
 
-def test_json_summary_and_outputs(prepared, doubles, tmp_path: Path) -> None:  # noqa: ANN001
+def test_json_summary_and_outputs(prepared, doubles, tmp_path: Path) -> None:
     state = _state(prepared, tmp_path)
     res = CliRunner().invoke(app, ["campaign", str(prepared[0]), "--state", str(state),
                                    "--budget", "6", "--json"])
@@ -95,7 +95,7 @@ def test_json_summary_and_outputs(prepared, doubles, tmp_path: Path) -> None:  #
     assert json.loads(resumed.stdout)["candidates"] == out["candidates"]  # nothing re-spent
 
 
-def test_approve_no_spends_nothing(prepared, doubles, tmp_path: Path) -> None:  # noqa: ANN001
+def test_approve_no_spends_nothing(prepared, doubles, tmp_path: Path) -> None:
     state = _state(prepared, tmp_path)
     res = CliRunner().invoke(app, ["campaign", str(prepared[0]), "--state", str(state),
                                    "--budget", "4", "--approve"], input="n\n")

@@ -10,9 +10,9 @@ import numpy as np
 from typer.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tools" / "mining"))
-from discovery_sim import planted, policy_world  # noqa: E402
+from discovery_sim import planted, policy_world
 
-from structcover.cli import app  # noqa: E402
+from structcover.cli import app
 
 runner = CliRunner()
 

@@ -83,7 +83,7 @@ def _task_context(task_id: str) -> tuple[str, str, str | None]:
 
         spec, _ = find_task(task_id)
         return spec.description or spec.family, spec.c_signature(), spec.reference
-    except Exception:  # noqa: BLE001 - an unknown task keeps a generic prompt
+    except Exception:
         return "", "", None
 
 

@@ -72,7 +72,7 @@ def load_task(path: Path) -> TaskSpec:
     try:
         data = yaml.safe_load(Path(path).read_text())
         return TaskSpec.model_validate(data)
-    except Exception as exc:  # noqa: BLE001 - re-raised with the file name
+    except Exception as exc:
         raise ValueError(f"{path}: invalid task spec: {exc}") from exc
 
 
@@ -116,7 +116,7 @@ def corpus_records(root: Path | None = None) -> list[dict[str, object]]:
 
     Corpus programs carry no reward: ``correct``/``speedup`` are None until measured.
     """
-    from structcover.schema import content_hash  # noqa: PLC0415 - keep module import light
+    from structcover.schema import content_hash
 
     rows: list[dict[str, object]] = []
     for family in load_corpus(root):

@@ -205,7 +205,7 @@ def _iter_parquet(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
 
 
 def _iter_hf(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    import datasets  # noqa: PLC0415 - heavy import, only for this format
+    import datasets
 
     loaded = datasets.load_from_disk(str(path))
     if isinstance(loaded, datasets.DatasetDict):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import tree_sitter as ts
 
 from structcover.arith import ExprError, eval_int_expr, from_c
-from structcover.tools.cuda_ast import parser, walk  # noqa: F401 - walk is re-exported
+from structcover.tools.cuda_ast import parser, walk
 
 
 @dataclass

@@ -25,7 +25,7 @@ from structcover.tools.mutations.base import Builder, MutationResult, operator
 def _independent(src: Src, first: list[ts.Node], second: list[ts.Node], loop_var: str) -> bool:
     """True when neither group writes a name the other reads or writes (the loop variable
     aside), so running all of one group's iterations before the other's changes nothing."""
-    def names(nodes: list[ts.Node], fn) -> set[str]:  # noqa: ANN001
+    def names(nodes: list[ts.Node], fn) -> set[str]:
         out: set[str] = set()
         for n in nodes:
             out |= fn(src, n)

@@ -189,7 +189,7 @@ def load_stats(path: Path | None = None, state_dir: Path | None = None) -> Stats
         if cand.exists():
             try:
                 return StatsTable.model_validate(json.loads(cand.read_text()))
-            except Exception as exc:  # noqa: BLE001 - re-raised with the file name
+            except Exception as exc:
                 raise ValueError(f"{cand}: invalid operator statistics: {exc}") from exc
     return StatsTable()
 

@@ -51,7 +51,7 @@ def block_to_warp_sync(program: str) -> MutationResult:
     return b.done()
 
 
-def _thread_dependent(src: Src, fn) -> set[str]:  # noqa: ANN001
+def _thread_dependent(src: Src, fn) -> set[str]:
     """Names whose value depends on the thread (fixpoint over declarations/assignments)."""
     names: set[str] = set()
     texts = [src.of(d) for d in find(fn, "declaration", "assignment_expression")]

@@ -63,7 +63,7 @@ def unroll_pragma_remove(program: str) -> MutationResult:
     return b.done()
 
 
-def _manual(src_text: str, loop, factor: int, indent: str) -> str:  # noqa: ANN001
+def _manual(src_text: str, loop, factor: int, indent: str) -> str:
     base = f"{loop.var}_u"
     step = loop.step.strip()
     scaled = (lambda k: str(k)) if step == "1" else (lambda k: f"{k} * ({step})")

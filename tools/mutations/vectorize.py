@@ -25,7 +25,7 @@ from structcover.tools.mutations.parallel_strategy import _wrap_grid, per_elemen
 LANES = "xyzw"
 
 
-def _vectorized(pe, body_src, arrays: dict[str, bool], width: int) -> str:  # noqa: ANN001
+def _vectorized(pe, body_src, arrays: dict[str, bool], width: int) -> str:
     """The guarded vector path plus the scalar tail for one per-element kernel body."""
     vt = f"float{width}"
     body = parse(pe.body)
@@ -108,7 +108,7 @@ _TILE_LOAD = re.compile(
     r"(?P<g>\w+)\[(?P<e>[^\]]*threadIdx\.x[^\]]*)\]\s*:\s*(?P<z>\(float\)\s*0|0\.0f|0\.f|0)\s*;")
 
 
-def _tx_dependent(src, fn) -> set[str]:  # noqa: ANN001
+def _tx_dependent(src, fn) -> set[str]:
     """Names whose value depends on ``threadIdx.x`` (fixpoint over declarations/assignments)."""
     texts = [src.of(d) for d in find(fn, "declaration", "assignment_expression")]
     names: set[str] = set()
@@ -204,7 +204,7 @@ def vectorize_tile_loads(program: str) -> MutationResult:
             if tile is None or tile % 4 or tile != block_x:
                 continue
             row = m["row"] or ""
-            at = lambda text, rep: text.replace("threadIdx.x", rep)  # noqa: E731
+            at = lambda text, rep: text.replace("threadIdx.x", rep)
             base = f"&{m['g']}[{at(m['e'], '0')}]"
             # one decision per tile row (it depends on threadIdx.y only), so a row is either
             # all vector or all scalar; the vector index is threadIdx.x in float4 units
@@ -290,7 +290,7 @@ def _whole_line(text: bytes, start: int, end: int) -> tuple[int, int]:
     return lo, hi
 
 
-def _vector_pointer_edits(src, fn, params: dict[str, str]) -> list[tuple[int, int, str]]:  # noqa: ANN001
+def _vector_pointer_edits(src, fn, params: dict[str, str]) -> list[tuple[int, int, str]]:
     """Edits that replace every use of a ``float4*``/``float2*`` view of a float parameter by
     scalar accesses and drop the view's declaration; none when any use is not plain."""
     edits: list[tuple[int, int, str]] = []
