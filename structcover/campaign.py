@@ -40,6 +40,10 @@ class CampaignOptions(BaseModel):
     llm_url: str | None = Field(None, description="OpenAI-compatible endpoint for the LLM "
                                                 "policies (e.g. vllm serve); offline if none")
     llm_model: str | None = Field(None, description="model name served at llm_url")
+    executor: Literal["local", "ray"] = Field(
+        "local", description="where candidates are verified: local (this process) or ray")
+    address: str | None = Field(None, description="Ray cluster to join (auto = the running "
+                                                  "one); default: start a local one")
 
 
 class Verification(BaseModel):

@@ -37,18 +37,30 @@ class VerifierBinding:
     archive: Any
     backend: Any
     specs: dict[str, Any]
+    #: A ``tools.executors`` executor (Ray) to run each check on; None: in this process (the
+    #: graph's Send branches already run in parallel threads, each run sandboxed in a child).
+    executor: Any = None
 
     def verify(self, source: str, task: str, bin: str) -> Verdict:
         """One candidate through the pipeline; an unknown task is a failed verdict."""
-        from structcover.tools.verify.pipeline import verify_for_bin
-
         spec = self.specs.get(task)
         if spec is None:
             return Verdict(ok=False, stage="no-candidate", landed_bin="", backend="",
                            checks=[], features={}, gpu_seconds=0.0,
                            reason=f"task {task!r} has no task spec (reference and inputs), "
                                   "so no candidate can be checked for equivalence")
-        v = verify_for_bin(source, spec, bin, self.archive, self.backend)
+        if self.executor is None:
+            v = _verify_task((self.archive, self.backend), (source, spec, bin))
+        else:
+            # A Send branch's check as one executor task; GPU checks ask for a whole GPU.
+            gpu = {"num_gpus": 1.0} if getattr(self.backend, "name", "") == "gpu" else None
+            v = next(iter(self.executor.map(_verify_task, [(source, spec, bin)], batch_size=1,
+                                            resources=gpu,
+                                            shared=(self.archive, self.backend))))
+            if not hasattr(v, "passed"):  # quarantined: the check killed its worker each time
+                return Verdict(ok=False, stage="quarantined", landed_bin="", backend="",
+                               checks=[], features={}, gpu_seconds=0.0,
+                               reason=f"verification crashed its worker: {v.reason}")
         backend = v.equivalence.backend if v.equivalence is not None else ""
         on_gpu = backend == "gpu"
         return Verdict(ok=bool(v.passed),
@@ -59,6 +71,15 @@ class VerifierBinding:
                        features=plain(v.features),
                        gpu_seconds=sum(s.seconds for s in v.stages
                                        if on_gpu and s.stage in ("equivalence", "profile")))
+
+
+def _verify_task(shared: tuple[Any, Any], item: tuple[str, Any, str]) -> Any:
+    """``verify_for_bin`` of one ``(source, spec, bin)`` (module-level: an executor task)."""
+    from structcover.tools.verify.pipeline import verify_for_bin
+
+    archive, backend = shared
+    source, spec, bin = item
+    return verify_for_bin(source, spec, bin, archive, backend)
 
 
 def plain(values: dict[str, Any]) -> dict[str, Any]:
@@ -79,11 +100,13 @@ def bind_planner(store: Any, archive: Any = None) -> PlannerBinding:
     return PlannerBinding(store, {d.name: d for d in getattr(archive, "dims", [])})
 
 
-def bind_verifier(coverage: Any, archive: Any, backend: str, settings: Any) -> VerifierBinding:
-    """The verification port on the chosen backend, with the corpus task specs."""
+def bind_verifier(coverage: Any, archive: Any, backend: str, settings: Any,
+                  executor: Any = None) -> VerifierBinding:
+    """The verification port on the chosen backend, with the corpus task specs (checks run
+    through ``executor`` when one is given)."""
     from structcover.tools.data.corpus import load_corpus
     from structcover.tools.verify.select import get_backend
 
     specs = {t.task_id: t for f in load_corpus() for t in f.tasks}
     return VerifierBinding(coverage, archive, get_backend(backend, settings=settings.verify),
-                           specs)
+                           specs, executor)

@@ -87,9 +87,13 @@ def prepare(data: Path, state_dir: Path, options: CampaignOptions) -> Prepared:
     memory = StoreMemory(store, coverage)
     from structcover.campaign_bindings import bind_planner, bind_verifier
 
+    verifier = bind_verifier(coverage, run.archive, options.backend, settings)
+    executor = _executor(options)
+    if executor is not None:  # --executor ray: each Send branch's check runs as a Ray task
+        verifier.executor = executor
     tools = Toolbox(coverage=coverage, memory=memory, planner=bind_planner(store, run.archive),
                     mutate=RegistryMutate(),
-                    verify=bind_verifier(coverage, run.archive, options.backend, settings),
+                    verify=verifier,
                     known_ids=_known_ids(rows), family_of=_families(rows))
     limits = Limits(budget=options.budget, target_scov=options.target_scov,
                     max_retries=options.max_retries, targets_per_step=options.targets_per_step,
@@ -105,6 +109,15 @@ def prepare(data: Path, state_dir: Path, options: CampaignOptions) -> Prepared:
 
     attach_llm(prep, options, settings)
     return prep
+
+
+def _executor(options: Any) -> Any:
+    """The Ray executor of ``--executor ray`` (None: verify in this process)."""
+    if getattr(options, "executor", "local") != "ray":
+        return None
+    from structcover.tools.executors import make_executor
+
+    return make_executor("ray", address=options.address)
 
 
 def task_rule_proofs(rows: pd.DataFrame, archive: Any) -> dict[str, dict[str, str]]:

@@ -56,6 +56,11 @@ def campaign(
                                    "http://127.0.0.1:8000/v1 of `vllm serve`) for the LLM "
                                    "policies; key from STRUCTCOVER_LLM_API_KEY/OPENAI_API_KEY."),
     model: str | None = typer.Option(None, "--model", help="Model name served at --llm."),
+    executor: str = typer.Option("local", "--executor",
+                                 help="Where candidates are verified: local or ray."),
+    address: str | None = typer.Option(None, "--address",
+                                       help="With --executor ray: the cluster to join (auto = "
+                                       "the running one); default: start a local one."),
 ) -> None:
     """Diagnose, then synthesize and verify programs for the open bins until a budget or the
     coverage target stops it; export the round's outputs."""
@@ -68,7 +73,8 @@ def campaign(
         options = CampaignOptions(budget=budget, target_scov=target_scov, backend=backend,
                                   wall_time_s=wall_time, gpu_seconds=gpu_seconds, round=round,
                                   seed=seed, resume=resume, approve=approve, output_dir=output,
-                                  llm_url=llm, llm_model=model)
+                                  llm_url=llm, llm_model=model, executor=executor,
+                                  address=address)
     except ValueError as exc:
         fail(f"bad option: {exc}")
         return

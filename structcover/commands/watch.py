@@ -25,6 +25,11 @@ def watch(
     backend: str = typer.Option("auto", "--backend", help="auto, cpu, gpu or compile-only."),
     seed: int = typer.Option(0, "--seed", help="Campaign seed."),
     as_json: bool = typer.Option(False, "--json", help="With --once: print the outcome as JSON."),
+    executor: str = typer.Option("local", "--executor",
+                                 help="Where candidates are verified: local or ray."),
+    address: str | None = typer.Option(None, "--address",
+                                       help="With --executor ray: the cluster to join (auto = "
+                                       "the running one); default: start a local one."),
 ) -> None:
     """Run the campaign on each complete round and write <state>/curated/round_<N+1>/."""
     from structcover.watcher import WatcherBusy, watch_once
@@ -36,7 +41,10 @@ def watch(
         fail(f"--interval must be > 0 seconds, got {interval}")
     logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                         format="%(asctime)s %(name)s %(message)s")
-    options = {"budget": budget, "backend": backend, "seed": seed}
+    if executor not in ("local", "ray"):
+        fail(f"--executor must be 'local' or 'ray', got {executor!r}")
+    options = {"budget": budget, "backend": backend, "seed": seed, "executor": executor,
+               "address": address}
     try:
         if once:
             outcome = watch_once(folder, state, complete_when=complete_when,  # type: ignore[arg-type]

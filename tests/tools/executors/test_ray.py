@@ -90,3 +90,35 @@ def test_a_poisoned_item_is_quarantined_without_stopping_the_job(cluster):
     assert isinstance(out[6], Quarantined) and out[6].index == 6
     assert "worker died" in out[6].reason
     assert ex.quarantined == [out[6]]
+
+
+def _small_campaign(out, executor: str):
+    from structcover.campaign import CampaignOptions
+    from structcover.demo import run_demo
+
+    # The demo's real offline campaign (mutations compiled, candidates run on the CPU
+    # emulator) on two families with a small budget: the same seed on both executors.
+    result = run_demo(out, rounds=2, verify=False, families=["softmax", "vector_add"], seed=0,
+                      campaign=CampaignOptions(budget=6, backend="cpu", executor=executor))
+    camp = result.campaign
+    assert camp is not None
+    return camp
+
+
+def test_a_campaign_is_identical_on_ray_and_local(cluster, tmp_path, monkeypatch):
+    local = _small_campaign(tmp_path / "local", "local")
+    checks: list[int] = []
+    real_map = RayExecutor.map
+
+    def counting_map(self, fn, items, **kw):
+        checks.append(1)
+        return real_map(self, fn, items, **kw)
+
+    monkeypatch.setattr(RayExecutor, "map", counting_map)
+    on_ray = _small_campaign(tmp_path / "ray", "ray")
+    assert len(checks) >= on_ray.candidates >= 1, "every check went through the Ray executor"
+    assert ray.is_initialized(), "the campaign joined the test's cluster, not a new one"
+    assert local.verified >= 1, "the campaign should verify at least one new program"
+    assert (on_ray.candidates, on_ray.verified) == (local.candidates, local.verified)
+    assert [a.model_dump() for a in on_ray.added] == [a.model_dump() for a in local.added]
+    assert on_ray.scov_after == local.scov_after
