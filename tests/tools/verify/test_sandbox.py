@@ -91,6 +91,48 @@ def test_no_network():
         assert any("network NOT isolated" in n for n in out.isolation)
 
 
+def test_child_cannot_reach_a_listener_on_the_host():
+    """The block is proven, not assumed: a listener on the host's 127.0.0.1 that a probe in
+    the sandbox tries to reach, and that must see no connection."""
+    import socket
+    import threading
+
+    accepted: list[object] = []
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(4)
+        server.settimeout(0.2)
+        port = server.getsockname()[1]
+        done = threading.Event()
+
+        def accept() -> None:
+            while not done.is_set():
+                try:
+                    conn, peer = server.accept()
+                except TimeoutError:
+                    continue
+                accepted.append(peer)
+                conn.close()
+
+        thread = threading.Thread(target=accept, daemon=True)
+        thread.start()
+        # The listener is reachable from here: the probe would connect without the sandbox.
+        with socket.create_connection(("127.0.0.1", port), timeout=2):
+            pass
+        time.sleep(0.3)
+        assert len(accepted) == 1
+        out = sandbox_call(f"{P}:try_network", kwargs={"host": "127.0.0.1", "port": port},
+                           limits=SandboxLimits(timeout_s=30))
+        time.sleep(0.3)
+        done.set()
+        thread.join(timeout=5)
+    if not any(n.startswith("network namespace") for n in out.isolation):
+        pytest.skip(f"no network namespace on this machine: {out.isolation}")
+    assert out.status == "ok", out.detail
+    assert out.value["connected"] is False, out.value
+    assert len(accepted) == 1, f"the sandboxed child reached the host listener: {accepted}"
+
+
 def _spec() -> TaskSpec:
     return TaskSpec.model_validate(dict(task_id="t", sizes={"N": 8}, args=[
         {"name": "x", "shape": ["N"]}, {"name": "y", "shape": ["N"], "role": "output"},
