@@ -70,7 +70,9 @@ def cross_val_predict_structural(table: pd.DataFrame, features: list[str], targe
         (predictions, a note on the model and how folds were made).
     """
     from scipy import sparse
-    from sklearn.model_selection import GroupKFold, KFold
+    from sklearn.model_selection import KFold
+
+    from structcover.tools.mining.ranking import task_folds
     from threadpoolctl import threadpool_limits
 
     codes = structural_codes(table, features)
@@ -107,7 +109,9 @@ def cross_val_predict_structural(table: pd.DataFrame, features: list[str], targe
     n_groups = int(groups.max()) + 1 if len(groups) else 0
     if n_groups >= 2:
         k = min(folds, n_groups)
-        splits = GroupKFold(n_splits=k).split(codes, target, groups)
+        # The same task folds as the ranking protocol (one fold function for the package).
+        fold = task_folds(np.asarray(groups), k, seed)
+        splits = [(np.flatnonzero(fold != i), np.flatnonzero(fold == i)) for i in range(k)]
         how = f"{k}-fold cross-validation grouped by task ({n_groups} tasks)"
     else:
         k = min(folds, len(target))
