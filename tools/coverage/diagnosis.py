@@ -38,6 +38,7 @@ from structcover.tools.coverage.srmis import (
     mismatch_report,
     r_perf,
 )
+from structcover.tools.coverage.trend import Trend
 
 
 class FeatureSummary(BaseModel):
@@ -88,6 +89,10 @@ class Diagnosis(BaseModel):
     features: list[FeatureSummary]
     bins: list[BinStat]
     gaps: list[Gap]
+    reward_mean: float | None = Field(default=None,
+                                      description="mean R_perf of the round's programs")
+    trend: Trend | None = Field(default=None,
+                                description="every diagnosed round of the state so far")
     notes: list[str] = Field(default_factory=list)
 
     def to_json(self, indent: int | None = 2) -> str:

@@ -19,9 +19,11 @@ import pandas as pd
 
 from structcover.config import ArchiveSettings, DiscoverySettings
 from structcover.tools.coverage.archive import ARCHIVE_FILE, Archive, build_archive, load_archive
+from structcover.tools.coverage.bins import reward_of
 from structcover.tools.coverage.diagnosis import Diagnosis, diagnose
 from structcover.tools.coverage.entropy import EntropyReport
 from structcover.tools.coverage.feasibility import InfeasibilityProof
+from structcover.tools.coverage.trend import build_trend
 from structcover.tools.data.atomic import write_text
 from structcover.tools.report.html_report import RoundPoint
 
@@ -201,6 +203,15 @@ def _load_proofs(state: Path) -> list[InfeasibilityProof]:
     return [InfeasibilityProof.model_validate(p) for p in json.loads(path.read_text())]
 
 
+def _reward_mean(rows: pd.DataFrame) -> float | None:
+    """Mean R_perf of a round (None when the data carries no reward)."""
+    try:
+        values = reward_of(rows)
+    except ValueError:
+        return None
+    return float(values.mean()) if len(values) else None
+
+
 def _saved(state: Path, n: int) -> dict | None:
     path = round_dir(state, n) / "diagnosis.json"
     return json.loads(path.read_text()) if path.is_file() else None
@@ -236,7 +247,9 @@ def run_diagnosis(table: pd.DataFrame, state: Path, *, round: int | None = None,
                  previous_entropy=EntropyReport.model_validate(prev["entropy"]) if prev else None,
                  previous_round=prev_n, proofs=_load_proofs(state))
     d.notes = [*notes, *d.notes]
+    d.reward_mean = _reward_mean(rows)
     write_text(d.to_json(), round_dir(state, n) / "diagnosis.json")
+    d.trend = build_trend(state)  # after the write, so this round is in it
     history = []
     for p in sorted((state / "rounds").glob("*")):
         saved = _saved(state, int(p.name)) if p.name.isdigit() else None

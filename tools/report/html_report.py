@@ -141,6 +141,31 @@ def _gap_table(d: Diagnosis) -> str:
             f"<th>reasons</th><th>action</th></tr>{rows}</table>")
 
 
+def _fmt_num(x: float | None) -> str:
+    return "" if x is None else f"{x:.3g}"
+
+
+def _trend_table(diagnosis: Diagnosis) -> str:
+    """Every round of the state: coverage, entropy, collapse and reward side by side."""
+    trend = diagnosis.trend
+    if trend is None or not trend.rounds:
+        return ""
+    rows = ""
+    for p in trend.rounds:
+        drift = [*("+" + f for f in p.f_star_added), *("-" + f for f in p.f_star_removed)]
+        rows += (f"<tr><td>{p.round}</td><td>{_fmt_num(p.scov)}</td>"
+                 f"<td>{_fmt_num(p.scov_task_mean)}</td><td>{_fmt_num(p.entropy)}</td>"
+                 f"<td>{html.escape(p.collapse or '')}</td><td>{_fmt_num(p.reward_mean)}</td>"
+                 f"<td>{html.escape(', '.join(p.f_star))}</td>"
+                 f"<td>{html.escape(' '.join(drift))}</td></tr>")
+    corr = (f"coverage/reward correlation (round-to-round changes, {trend.changes} changes): "
+            f"r = {trend.coverage_reward_correlation:.2f}"
+            if trend.coverage_reward_correlation is not None else html.escape(trend.note))
+    return ('<table id="trend"><tr><th>round</th><th>SCov pooled</th><th>SCov per task</th>'
+            "<th>H(S(D))</th><th>collapse</th><th>mean reward</th><th>F*</th><th>F* drift</th>"
+            f'</tr>{rows}</table><p class="note">{corr}</p>')
+
+
 def render_report(diagnosis: Diagnosis, *, archive: Archive, table: pd.DataFrame,
                   history: list[RoundPoint] | None = None, simulated: bool = False,
                   title: str = "") -> str:
@@ -178,7 +203,7 @@ def render_report(diagnosis: Diagnosis, *, archive: Archive, table: pd.DataFrame
                                     else "")),
         banner=banner, kpis=_kpis(diagnosis),
         task_coverage=task_coverage_table(diagnosis, archive, table),
-        gaps=_gap_table(diagnosis),
+        gaps=_gap_table(diagnosis), trend=_trend_table(diagnosis),
         notes=f"<ul>{notes}</ul>", data=blob)
 
 

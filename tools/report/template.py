@@ -1,7 +1,8 @@
 """The report's HTML page: inline CSS, inline SVG drawn by inline JS, no network.
 
 Filled with ``string.Template``: $title, $banner, $kpis, $task_coverage (server-side HTML
-table), $gaps, $notes, $data (JSON).
+table), $gaps, $notes, $trend (server-side HTML table),
+$data (JSON).
 The script sets ``data-ok="1"`` on <body> after drawing and records any error in
 ``data-error``, so a headless browser can check that the page rendered.
 """
@@ -39,6 +40,7 @@ $task_coverage
 <div id="mi"></div>
 <h2>Structural entropy and SCov across rounds</h2>
 <div class="plots" id="rounds"></div>
+$trend
 <h2>Structure–reward mismatch (SRMis)</h2>
 <p class="note">Each point is a correct program: predicted rank (from structure alone, out of fold)
 against actual rank of R_perf, both divided by N. Points far above the diagonal look optimized
