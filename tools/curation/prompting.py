@@ -246,19 +246,58 @@ def render_retry(task: TaskSpec, bounds: dict[str, Bound], previous: str,
                 feedback="\n".join(f"- {x}" for x in fb))
 
 
-def gap_to_rl_row(task: TaskSpec, label: str, bounds: dict[str, Bound], *, index: int = 0,
-                  split: str = "train", data_source: str = "structcover") -> dict[str, Any]:
-    """One RL training task for a gap, in the verl prompt-parquet layout: the reward function
-    gets the task spec and the target bin through ``ground_truth``."""
+def _generic_prompt(task_id: str, bounds: dict[str, Bound]) -> str:
+    """The prompt for a task the corpus does not know (no spec: no signature to demand)."""
+    return (f"Write a CUDA program for task `{task_id}`.\n"
+            "Its structure must satisfy:\n"
+            + "\n".join(f"- {b.render()}" for b in bounds.values())
+            + "\nReturn the complete .cu source in one code block.")
+
+
+def gap_to_rl_row(task: TaskSpec | str, label: str, bounds: dict[str, Bound], *, index: int = 0,
+                  split: str = "train", data_source: str = "structcover",
+                  extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One RL training task for a gap, in the verl prompt-parquet layout.
+
+    The one builder of gap rows (``structcover prompt`` and ``curate`` both use it). The
+    reward function gets ``ground_truth`` = JSON with ``task_id``, ``task_spec`` (None for a
+    task the corpus does not know), ``target_bin`` and ``constraints`` (the bin's bounds).
+
+    Args:
+        task: The task's spec, or its id (looked up in the corpus; unknown ids get a generic
+            prompt without a launcher signature).
+        label: The target bin's label.
+        bounds: The bin's per-feature bounds.
+        index: Row index for ``extra_info``.
+        split: Dataset split for ``extra_info``.
+        data_source: verl's data source name.
+        extra: More ``extra_info`` fields (e.g. the gap's kind and priority).
+    """
+    spec = task if isinstance(task, TaskSpec) else corpus_spec(task)
+    task_id = spec.task_id if spec is not None else str(task)
+    content = render_generate(spec, bounds) if spec is not None else _generic_prompt(task_id,
+                                                                                      bounds)
+    truth = {"task_id": task_id, "task_spec": spec.model_dump(mode="json") if spec else None,
+             "target_bin": label,
+             "constraints": {k: v.model_dump(mode="json") for k, v in bounds.items()}}
     return {
         "data_source": data_source,
-        "prompt": [{"role": "user", "content": render_generate(task, bounds)}],
+        "prompt": [{"role": "user", "content": content}],
         "ability": "cuda-kernel",
-        "reward_model": {"style": "rule", "ground_truth": json.dumps(
-            {"task_spec": task.model_dump(mode="json"), "target_bin": label,
-             "constraints": {k: v.model_dump(mode="json") for k, v in bounds.items()}})},
-        "extra_info": {"index": index, "split": split, "task_id": task.task_id, "bin": label},
+        "reward_model": {"style": "rule", "ground_truth": json.dumps(truth)},
+        "extra_info": {"index": index, "split": split, "task_id": task_id, "target_bin": label,
+                       **(extra or {})},
     }
+
+
+def corpus_spec(task_id: str) -> TaskSpec | None:
+    """The corpus TaskSpec of ``task_id``, or None when the corpus does not have it."""
+    from structcover.tools.data.corpus import find_task
+
+    try:
+        return find_task(task_id)[0]
+    except (KeyError, ValueError):  # not a corpus task: the generic prompt
+        return None
 
 
 def export_rl_tasks(rows: list[dict[str, Any]], path: Path) -> Path:

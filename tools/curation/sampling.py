@@ -10,7 +10,6 @@ Every file is written atomically (temp file + rename): a reader never sees half 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,6 @@ import pandas as pd
 from pydantic import BaseModel
 
 from structcover.tools.coverage.archive import Archive
-from structcover.tools.coverage.bins import Bound
 from structcover.tools.data.atomic import atomic_dir, write_text
 from structcover.tools.data.datasets import write_jsonl, write_parquet
 
@@ -71,32 +69,14 @@ def write_hf_dataset(table: pd.DataFrame, folder: Path) -> Path:
     return atomic_dir(folder, save)
 
 
-def render_constraint(bounds: dict[str, Bound]) -> str:
-    """The structural constraint of a bin as bullet lines."""
-    return "\n".join(f"- {b.render()}" for b in bounds.values())
-
-
-def _task_context(task_id: str) -> tuple[str, str, str | None]:
-    """(description, launcher prototype, reference) from the corpus, when it has the task."""
-    try:
-        from structcover.tools.data.corpus import find_task
-
-        spec, _ = find_task(task_id)
-        return spec.description or spec.family, spec.c_signature(), spec.reference
-    except Exception:
-        return "", "", None
-
-
 def prompt_rows(gaps: list, tasks: list[str], archive: Archive, *, data_source: str =
                 "structcover", max_prompts: int = 500) -> pd.DataFrame:
-    """The verl-style prompt table: one row per (target gap bin, task).
+    """The verl-style prompt table: one row per (target gap bin, task), built by
+    :func:`structcover.tools.curation.prompting.gap_to_rl_row` (the one gap-row builder)."""
+    from structcover.tools.curation.prompting import corpus_spec, gap_to_rl_row
 
-    Columns: ``data_source``, ``prompt`` (chat messages), ``ability``, ``reward_model``
-    (``style`` "rule", ``ground_truth`` = JSON with the task id, target bin and bounds, so the
-    reward function can verify both equivalence and structure) and ``extra_info``.
-    """
     rows: list[dict[str, Any]] = []
-    context = {t: _task_context(t) for t in tasks}
+    specs = {t: corpus_spec(t) for t in tasks}
     for gap in gaps:
         if gap.kind not in ("zero", "low"):
             continue
@@ -104,23 +84,10 @@ def prompt_rows(gaps: list, tasks: list[str], archive: Archive, *, data_source: 
         for task in tasks:
             if len(rows) >= max_prompts:
                 break
-            desc, sig, ref = context[task]
-            text = (f"Write a CUDA program for task `{task}`"
-                    + (f": {desc}" if desc else "") + ".\n"
-                    + (f"It must define `{sig}` launching your kernels.\n" if sig else "")
-                    + "Its structure must satisfy:\n" + render_constraint(bounds)
-                    + "\nReturn the complete .cu source in one code block.")
-            truth = {"task_id": task, "target_bin": gap.bin, "reference": ref,
-                     "bounds": {k: b.model_dump() for k, b in bounds.items()}}
-            rows.append({
-                "data_source": data_source,
-                "prompt": [{"role": "user", "content": text}],
-                "ability": "cuda-kernel",
-                "reward_model": {"style": "rule", "ground_truth": json.dumps(truth)},
-                "extra_info": {"index": len(rows), "split": "train", "task_id": task,
-                               "target_bin": gap.bin, "gap_kind": gap.kind,
-                               "priority": float(gap.priority)},
-            })
+            rows.append(gap_to_rl_row(specs[task] or task, gap.bin, bounds, index=len(rows),
+                                      data_source=data_source,
+                                      extra={"gap_kind": gap.kind,
+                                             "priority": float(gap.priority)}))
     return pd.DataFrame(rows, columns=["data_source", "prompt", "ability", "reward_model",
                                        "extra_info"])
 

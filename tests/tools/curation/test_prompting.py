@@ -94,3 +94,19 @@ def test_gap_exports_as_verl_rl_task(tmp_path):
     assert df.loc[0, "extra_info"]["index"] == 3
     with pytest.raises(ValueError, match="parquet or .jsonl"):
         export_rl_tasks([row], tmp_path / "rl.csv")
+
+
+def test_gap_rows_share_one_schema_for_corpus_and_unknown_tasks():
+    bounds = parse_bin_label("smem.tiled=1")
+    known = gap_to_rl_row("saxpy", "smem.tiled=1", bounds)
+    unknown = gap_to_rl_row("my_task", "smem.tiled=1", bounds, index=2,
+                            extra={"gap_kind": "zero"})
+    tk = json.loads(known["reward_model"]["ground_truth"])
+    tu = json.loads(unknown["reward_model"]["ground_truth"])
+    assert set(tk) == set(tu) == {"task_id", "task_spec", "target_bin", "constraints"}
+    assert tk["task_spec"]["task_id"] == "saxpy" and tu["task_spec"] is None
+    assert tu["task_id"] == "my_task" and tu["constraints"]["smem.tiled"]["feature"] == "smem.tiled"
+    assert "launch" in known["prompt"][0]["content"]  # the corpus spec's launcher is demanded
+    assert "smem.tiled = 1" in unknown["prompt"][0]["content"]
+    assert unknown["extra_info"] == {"index": 2, "split": "train", "task_id": "my_task",
+                                     "target_bin": "smem.tiled=1", "gap_kind": "zero"}
