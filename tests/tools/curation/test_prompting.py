@@ -4,9 +4,16 @@ import pandas as pd
 import pytest
 
 from structcover.schema import TaskSpec, Verdict
-from structcover.tools.curation.prompting import (constraint_sentences, export_rl_tasks, feedback_lines, fill,
-                                         gap_to_rl_row, parse_bin_label, render_generate,
-                                         render_retry)
+from structcover.tools.curation.prompting import (
+    constraint_sentences,
+    export_rl_tasks,
+    feedback_lines,
+    fill,
+    gap_to_rl_row,
+    parse_bin_label,
+    render_generate,
+    render_retry,
+)
 
 TASK = TaskSpec.model_validate({
     "task_id": "scale", "family": "scale", "description": "y = 2 * x for N floats.",
@@ -32,8 +39,10 @@ block it chooses and returns `(int)cudaGetLastError()`:
     extern "C" int launch(const float* x, float* y, int n, cudaStream_t stream);
 
 ## Structural constraints (every one must hold)
-1. Stage the reused operand in shared-memory tiles: load a tile cooperatively, __syncthreads(), compute from shared memory, __syncthreads() before the next tile.
-2. Make between 90% and 100% of global accesses coalesced (unit stride in threadIdx.x); the rest strided.
+1. Stage the reused operand in shared-memory tiles: load a tile cooperatively, \
+__syncthreads(), compute from shared memory, __syncthreads() before the next tile.
+2. Make between 90% and 100% of global accesses coalesced (unit stride in threadIdx.x); \
+the rest strided.
 3. Use between 1 and 3 warp shuffles (__shfl_*_sync).
 4. `loop.grid_stride` (grid-stride loops (step involves gridDim)) must be 0.
 
@@ -88,7 +97,8 @@ def test_gap_exports_as_verl_rl_task(tmp_path):
     row = gap_to_rl_row(TASK, "smem.tiled=1", parse_bin_label("smem.tiled=1"), index=3)
     truth = json.loads(row["reward_model"]["ground_truth"])
     assert truth["task_spec"]["task_id"] == "scale" and truth["target_bin"] == "smem.tiled=1"
-    assert row["prompt"][0]["role"] == "user" and "shared-memory tiles" in row["prompt"][0]["content"]
+    assert row["prompt"][0]["role"] == "user"
+    assert "shared-memory tiles" in row["prompt"][0]["content"]
     df = pd.read_parquet(export_rl_tasks([row], tmp_path / "rl.parquet"))
     assert list(df.columns) == ["data_source", "prompt", "ability", "reward_model", "extra_info"]
     assert df.loc[0, "extra_info"]["index"] == 3
