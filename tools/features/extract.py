@@ -22,6 +22,7 @@ import pandas as pd
 
 from structcover.schema import FeatureVector, content_hash
 from structcover.tools.cuda_ast import decode_source, embedded_cuda, looks_like_python, parse
+from structcover.tools.data.atomic import write_text
 from structcover.tools.executors.base import Executor, Quarantined
 from structcover.tools.features.ast import ast_features
 from structcover.tools.features.dataflow import Resolver, dataflow_features
@@ -162,10 +163,7 @@ def _work(item: tuple[str, str]) -> tuple[str, list[Any]]:
     row = [values.get(n) for n in names]
     if path is not None:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(row))
-            tmp.replace(path)
+            write_text(json.dumps(row), path)
         except OSError:
             pass  # a read-only cache only costs speed
     return pid, row

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from tree_sitter import Node
 
 from structcover.tools.cuda_ast import parse, walk
+from structcover.tools.data.atomic import write_text
 
 _MAX_CHILDREN = 6
 #: Leaf and punctuation-like nodes carry no structure of their own.
@@ -50,10 +51,7 @@ class PatternSet(BaseModel):
 
     def save(self, path: Path) -> None:
         """Write the set as JSON (atomically)."""
-        path = Path(path)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(self.model_dump_json(indent=2))
-        tmp.replace(path)
+        write_text(self.model_dump_json(indent=2), path)
 
     @classmethod
     def load(cls, path: Path) -> PatternSet:

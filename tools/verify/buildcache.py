@@ -11,9 +11,9 @@ Jailed processes never see the cache folder writable (they get single files, rea
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from pathlib import Path
+
+from structcover.tools.data.atomic import write_text
 
 _SUFFIX = ".sha256"
 _checked: set[tuple] = set()
@@ -39,15 +39,7 @@ def seal(path: Path) -> None:
     extra work, never a wrong hit.
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(digest(path) + "\n")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, _seal_path(path))
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text(digest(path) + "\n", _seal_path(path))
 
 
 def verified(path: Path) -> bool:

@@ -31,6 +31,7 @@ import numpy as np
 
 from structcover.config import VerifySettings
 from structcover.schema import TaskSpec, Verdict, content_hash
+from structcover.tools.data.atomic import atomic_write
 from structcover.tools.verify.backend import ExecutionBackend, RunResult
 from structcover.tools.verify.compare import compare_output
 from structcover.tools.verify.inputs import Trial, fresh_seed, make_inputs, plan_trials
@@ -93,10 +94,11 @@ class ReferenceCache:
             return
         self._remember(key, result)
         if self.directory:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            tmp = self.directory / f"{key}.tmp.npz"
-            np.savez(tmp, **result.outputs)
-            tmp.replace(self.directory / f"{key}.npz")  # atomic: readers never see half a file
+            def save(tmp: Path) -> None:
+                with open(tmp, "wb") as fh:  # a handle: np.savez would append .npz to a name
+                    np.savez(fh, **result.outputs)
+
+            atomic_write(self.directory / f"{key}.npz", save)  # readers never see half a file
 
     def _remember(self, key: str, result: RunResult) -> None:
         self._mem[key] = result

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import os
+import shutil
 import subprocess
 import tempfile
 from functools import lru_cache
@@ -30,6 +30,7 @@ import numpy as np
 
 from structcover.config import VerifySettings
 from structcover.schema import ScalarArg, TaskSpec, Timing, eval_size_expr
+from structcover.tools.data.atomic import atomic_write
 from structcover.tools.verify.backend import RunResult
 from structcover.tools.verify.gpu_api import DeviceApi, GpuError
 from structcover.tools.verify.gpu_nvml import NvmlMonitor
@@ -82,7 +83,8 @@ def build_library(source: str, arch: str, cache_dir: Path, timeout_s: float = 12
         log = (proc.stdout + proc.stderr).strip()
         if proc.returncode != 0 or not out.exists():
             return None, log or f"nvcc exited with {proc.returncode}"
-        os.replace(out, lib)  # atomic publish into the cache
+        # Published by copy: the build folder may be on another file system than the cache.
+        atomic_write(lib, lambda tmp_lib: shutil.copyfile(out, tmp_lib), executable=True)
     return lib, log
 
 
