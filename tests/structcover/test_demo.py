@@ -37,7 +37,8 @@ def test_demo_simulates_discovers_diagnoses_and_writes_outputs(tmp_path: Path) -
     weighted = pq.read_table(files["curated_weighted_parquet"]).to_pandas()
     assert abs(weighted["weight"].sum() - len(weighted)) < 1e-6 * len(weighted)
     prompts = pd.read_parquet(files["curated_prompts_parquet"])
-    assert {"data_source", "prompt", "ability", "reward_model", "extra_info"} <= set(prompts.columns)
+    verl_columns = {"data_source", "prompt", "ability", "reward_model", "extra_info"}
+    assert verl_columns <= set(prompts.columns)
     html = Path(files["report"]).read_text()
     assert "<svg" in html or "<script" in html
     rollouts = pd.read_parquet(files["rollouts"])

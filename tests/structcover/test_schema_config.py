@@ -15,7 +15,8 @@ ARGS = [{"name": "a", "shape": ["N"]}, {"name": "c", "shape": ["N"], "role": "ou
 
 def test_taskspec_signature_shapes_and_tolerance() -> None:
     spec = TaskSpec(task_id="t", args=ARGS, sizes={"N": 7}, rtol=1e-3)
-    assert spec.c_signature() == 'extern "C" int launch(const float* a, float* c, int n, cudaStream_t stream)'
+    assert spec.c_signature() == ('extern "C" int launch(const float* a, float* c, int n, '
+                                  'cudaStream_t stream)')
     assert spec.shape_of("c") == (7,)
     assert spec.tolerance("float32") == (1e-4, 1e-3)
     assert spec.tolerance("float16") == (1e-2, 1e-3)
@@ -25,7 +26,8 @@ def test_taskspec_signature_shapes_and_tolerance() -> None:
     ({"sizes": {}}, "N"),
     ({"args": ARGS[:1]}, "no output"),
     ({"args": [*ARGS, {"name": "a", "shape": ["N"]}]}, "duplicate"),
-    ({"args": [{"name": "c", "shape": ["N"], "role": "output", "dtype": "float8"}]}, "unknown dtype"),
+    ({"args": [{"name": "c", "shape": ["N"], "role": "output", "dtype": "float8"}]},
+     "unknown dtype"),
 ])
 def test_taskspec_rejects_bad_specs(change: dict, message: str) -> None:
     data = {"task_id": "t", "args": ARGS, "sizes": {"N": 7}} | change
@@ -44,7 +46,8 @@ def test_reward_rejects_negative_speedup() -> None:
         Reward(speedup=-1.0)
 
 
-def test_settings_file_and_environment_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_settings_file_and_environment_override(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "s.yaml"
     path.write_text("compiler:\n  arch: sm_80\nverify:\n  trials: 3\n")
     monkeypatch.setenv("STRUCTCOVER_VERIFY__TRIALS", "9")
