@@ -110,7 +110,7 @@ def scaling(is_quick: bool) -> dict[str, str]:
 
     corpus = sorted((BENCH.parent / "structcover" / "corpus").rglob("*.cu"))
     sources = [p.read_text() for p in corpus]
-    n = 600 if is_quick else 3000
+    n = 2000 if is_quick else 6000
     # Distinct programs (every content hash differs), cache off: every row is computed.
     programs = [(str(i), f"// variant {i}\n{sources[i % len(sources)]}") for i in range(n)]
     before = load()
@@ -162,16 +162,31 @@ def benches(is_quick: bool) -> dict[str, Callable[[bool], dict[str, str]]]:
 
 
 def write_section(results: dict[str, dict[str, str]], is_quick: bool) -> None:
-    """Replace (or append) the suite's section of bench/RESULTS.md."""
+    """Replace (or append) the suite's section of bench/RESULTS.md.
+
+    Rows of benchmarks not run this time (``--only``) are kept; each row says when and how it
+    was measured.
+    """
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    lines = [SECTION, "",
-             f"Measured {when} by `python bench/run_all.py{' --quick' if is_quick else ''}` "
-             f"on {machine()}.", "",
-             "| benchmark | status | wall | figures |", "|---|---|---|---|"]
+    how = f"`run_all.py{' --quick' if is_quick else ''}` {when}"
+    text = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
+    rows: dict[str, str] = {}
+    if SECTION in text:
+        old = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
+        for line in old.splitlines():
+            cells = line.split(" | ")
+            if line.startswith("| ") and len(cells) >= 5 and cells[0][2:] not in (
+                    "benchmark", "---"):
+                rows[cells[0][2:]] = line
     for name, r in results.items():
         figures = r["figures"].replace("|", "\\|")
-        lines.append(f"| {name} | {r['status']} | {r['wall']} | {figures} |")
-    text = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
+        rows[name] = (f"| {name} | {how} | {r['status']} | {r['wall']} | {figures}; "
+                      f"machine: {r.get('machine') or machine()} |")
+    lines = [SECTION, "",
+             "Each row: the benchmark, when and how it ran, status, wall time, its figures and "
+             "the machine (with the load average at the end of the benchmark).", "",
+             "| benchmark | run | status | wall | figures |", "|---|---|---|---|---|",
+             *rows.values()]
     block = "\n".join(lines) + "\n"
     pattern = re.compile(re.escape(SECTION) + r".*?(?=\n## |\Z)", re.S)
     text = pattern.sub(lambda _: block.rstrip("\n"), text) if SECTION in text else \
@@ -195,6 +210,7 @@ def main() -> int:
         if args.only is not None and name not in args.only:
             continue
         results[name] = bench(args.quick)
+        results[name]["machine"] = machine()
         print(f"[{name}] {results[name]['status']} ({results[name]['wall']}): "
               f"{results[name]['figures']}", flush=True)
     if not args.no_write:

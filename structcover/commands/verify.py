@@ -76,6 +76,12 @@ def verify(
         False, "--allow-unsandboxed",
         help="Where the OS sandbox is unavailable (see `structcover doctor`), compile and run "
              "untrusted programs anyway, with rlimits only. At your own risk."),
+    executor: str = typer.Option("local", "--executor",
+                                 help="local (this process) or ray (a Ray task; a GPU task for "
+                                 "--backend gpu)."),
+    address: str | None = typer.Option(None, "--address",
+                                       help="With --executor ray: the cluster to join (auto = "
+                                       "the running one); default: start a local one."),
 ) -> None:
     """Run CANDIDATE and the reference on the same seeded inputs and compare their outputs.
 
@@ -107,15 +113,30 @@ def verify(
 
         cand_src = inline_includes(read_source(candidate), include)
         ref_src = inline_includes(ref_src, include)
-        verdict = check_equivalence(cand_src, ref_src, spec,
-                                    backend=runner, trials=trials, seed=seed, settings=settings)
-    except (ValueError, RuntimeError) as exc:
+        if executor != "local" or address is not None:
+            verdict = _on_executor(executor, address, cand_src, ref_src, spec,
+                                   settings.model_copy(update={"backend": kind}), seed, trials)
+        else:
+            verdict = check_equivalence(cand_src, ref_src, spec, backend=runner, trials=trials,
+                                        seed=seed, settings=settings)
+    except (ValueError, RuntimeError, ConnectionError) as exc:
         fail(str(exc))
     _show(verdict, as_json)
     if verdict.equivalent is False or (verdict.failure and verdict.failure != "reference-failed"):
         raise typer.Exit(1)
     if verdict.failure == "reference-failed":
         raise typer.Exit(2)
+
+
+def _on_executor(kind: str, address: str | None, cand_src: str, ref_src: str, spec: TaskSpec,
+                 settings: object, seed: int | None, trials: int | None) -> Verdict:
+    """The check as one task of ``--executor`` (ValueError for a bad executor name)."""
+    from structcover.tools.executors import make_executor
+    from structcover.tools.verify.batch import Candidate, verify_batch
+
+    with make_executor(kind, address=address) as ex:
+        return verify_batch([Candidate(cand_src, ref_src, spec)], executor=ex,
+                            settings=settings, seed=seed, trials=trials)[0]  # type: ignore[arg-type]
 
 
 def _show(verdict: Verdict, as_json: bool) -> None:

@@ -122,3 +122,31 @@ def test_a_campaign_is_identical_on_ray_and_local(cluster, tmp_path, monkeypatch
     assert (on_ray.candidates, on_ray.verified) == (local.candidates, local.verified)
     assert [a.model_dump() for a in on_ray.added] == [a.model_dump() for a in local.added]
     assert on_ray.scov_after == local.scov_after
+
+
+def test_cli_features_and_verify_run_on_ray(cluster, tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from structcover.cli import app
+
+    runner = CliRunner()
+    from pathlib import Path
+
+    saxpy = str(Path(__file__).resolve().parents[3] / "structcover" / "corpus" / "saxpy")
+    args = ["features", saxpy, "--no-cache", "--json"]
+    on_ray = runner.invoke(app, [*args, "--executor", "ray"])
+    local = runner.invoke(app, args)
+    assert on_ray.exit_code == 0, on_ray.output
+    rows = json.loads(on_ray.stdout[on_ray.stdout.index("["):])
+    assert len(rows) >= 5 and rows == json.loads(local.stdout[local.stdout.index("["):])
+
+    res = runner.invoke(app, ["verify", f"{saxpy}/variants/grid_stride.cu", "--task", "saxpy",
+                              "--backend", "cpu", "--seed", "5", "--trials", "2", "--json",
+                              "--executor", "ray"])
+    assert res.exit_code == 0, res.output
+    verdict = json.loads(res.stdout[res.stdout.index("{"):])
+    assert verdict["equivalent"] is True and verdict["backend"] == "cpu"
+    assert verdict["seed"] is not None
+    assert ray.is_initialized(), "the commands joined the running cluster and left it up"
