@@ -92,8 +92,10 @@ def render(res: dict) -> str:
         f"| NVRTC cold, median per kernel | {res['nvrtc_per_kernel_s'] * 1000:.0f} ms |",
         f"| nvcc cold, median per kernel | {res['nvcc_per_kernel_s'] * 1000:.0f} ms |",
         f"| speedup (ratio of the medians) | {res['speedup_of_medians']:.1f}x (target >= 4x: {speed_ok}) |",
-        f"| speedup per program, median / min | {res['median_program_speedup']:.1f}x / {res['min_program_speedup']:.1f}x |",
-        f"| cache hit, median / max over programs | {res['hit_median_ms']:.2f} ms / {res['hit_max_ms']:.2f} ms (target < 5 ms: {hit_ok}) |",
+        f"| speedup per program, median / min | {res['median_program_speedup']:.1f}x / "
+        f"{res['min_program_speedup']:.1f}x |",
+        f"| cache hit, median / max over programs | {res['hit_median_ms']:.2f} ms / "
+        f"{res['hit_max_ms']:.2f} ms (target < 5 ms: {hit_ok}) |",
         f"| programs failing on a path | {', '.join(res['failures']) or 'none'} |", "",
     ]
     return "\n".join(lines)

@@ -178,7 +178,7 @@ def _emulated(source: str, cache: Path, args: list, repeat: int) -> tuple[float,
         times.append(lib.kernel_seconds())
         cpu.append(lib.kernel_cpu_seconds())
         if device:
-            for a, p in zip([a for a in args if isinstance(a, np.ndarray)], ptrs):
+            for a, p in zip([a for a in args if isinstance(a, np.ndarray)], ptrs, strict=True):
                 lib.read_device(p, a)
     return statistics.median(times), statistics.median(cpu), compile_s
 

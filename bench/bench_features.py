@@ -26,8 +26,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from structcover.tools.data.corpus import load_corpus
 from structcover.tools.cuda_ast import parse
+from structcover.tools.data.corpus import load_corpus
 from structcover.tools.features.extract import extract_table, extract_values
 
 RESULTS = Path(__file__).with_name("RESULTS.md")

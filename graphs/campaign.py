@@ -16,7 +16,7 @@ import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
@@ -150,9 +150,9 @@ def record(target: TargetState) -> dict[str, Any]:
                    "features": verdict["features"], "backend": verdict["backend"],
                    "checks": verdict["checks"]}
     attempts = list(target["feedback"])
-    outcome = "filled" if program else ("skipped" if not attempts and target["no_candidate"]
-                                        else "failed")
-    gpu = sum(float(f.get("gpu_seconds", 0.0)) for f in attempts) + (
+    outcome: Literal["filled", "failed", "skipped"] = (
+        "filled" if program else ("skipped" if not attempts and target["no_candidate"] else "failed"))
+    gpu = sum(float(f.get("gpu_seconds", 0.0)) for f in attempts) + (  # type: ignore[misc,arg-type]
         float(verdict["gpu_seconds"]) if verdict and verdict["ok"] else 0.0)
     return {"result": TargetResult(task=target["task"], bin=target["bin"], outcome=outcome,
                                    used=target["used"], attempts=attempts, program=program,

@@ -6,6 +6,7 @@ import pytest
 from campaign_fakes import world
 from langgraph.runtime import Runtime
 from langgraph.types import Send
+
 from structcover.graphs import campaign as g
 from structcover.graphs.campaign import CampaignContext, Limits
 

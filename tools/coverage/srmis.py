@@ -71,9 +71,9 @@ def cross_val_predict_structural(table: pd.DataFrame, features: list[str], targe
     """
     from scipy import sparse
     from sklearn.model_selection import KFold
+    from threadpoolctl import threadpool_limits
 
     from structcover.tools.mining.ranking import task_folds
-    from threadpoolctl import threadpool_limits
 
     codes = structural_codes(table, features)
     if extra_codes is not None:

@@ -153,7 +153,7 @@ class Resolver:
                 raise Indirect(name)
             if err == "unknown":
                 raise NotAffine(name)
-            return poly, chain  # type: ignore[return-value]
+            return poly, chain
         if key in self.active:  # a cycle (x = x + 1): the variable varies, keep it a symbol
             return {(name.decode("utf-8", "replace"),): 1.0}, 0
         self.active.add(key)
@@ -420,7 +420,7 @@ def dataflow_features(facts: Facts, resolvers: dict[int, Resolver]) -> dict[str,
         if res is None:
             continue
         max_chain = max(max_chain, res.max_chain)
-        for poly, err, chain in res.memo.values():
+        for poly, _err, chain in res.memo.values():
             if poly is not None and thread_dependent(poly):
                 index_vars += 1
                 chains.append(chain)

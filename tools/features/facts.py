@@ -16,9 +16,20 @@ from tree_sitter import Node, QueryCursor
 
 from structcover.tools.cuda_ast import Parsed, error_nodes, field_id, language, query
 from structcover.tools.features.declarations import (
-    bind_templates, function_facts, mark_shared_params, shared_dims)
+    bind_templates,
+    function_facts,
+    mark_shared_params,
+    shared_dims,
+)
 from structcover.tools.features.model import (
-    LOOPS, NAME_TYPES, Facts, Func, SharedArray, Site, declarator_name)
+    LOOPS,
+    NAME_TYPES,
+    Facts,
+    Func,
+    SharedArray,
+    Site,
+    declarator_name,
+)
 
 _F_ARGUMENT = field_id("argument")
 _F_CONDITION = field_id("condition")

@@ -15,10 +15,22 @@ from tree_sitter import Node
 
 from structcover.tools.cuda_ast import field_id
 from structcover.tools.features.dataflow import (
-    Indirect, NotAffine, Poly, Resolver, add, const_of, mul)
+    Indirect,
+    NotAffine,
+    Poly,
+    Resolver,
+    add,
+    const_of,
+    mul,
+)
 from structcover.tools.features.model import Facts, Func, Site, vector_width
 from structcover.tools.features.pointers import (  # noqa: F401 - base_space re-exported
-    Skip, base_space, cast_width, index_node, pointer_form)
+    Skip,
+    base_space,
+    cast_width,
+    index_node,
+    pointer_form,
+)
 
 _F_ARGUMENT = field_id("argument")
 _F_ARGUMENTS = field_id("arguments")

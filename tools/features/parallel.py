@@ -9,7 +9,12 @@ from tree_sitter import Node
 
 from structcover.tools.cuda_ast import field_id
 from structcover.tools.features.dataflow import (
-    Indirect, NotAffine, Resolver, const_of, thread_dependent)
+    Indirect,
+    NotAffine,
+    Resolver,
+    const_of,
+    thread_dependent,
+)
 from structcover.tools.features.memory import MemoryFacts, base_space
 from structcover.tools.features.model import Facts, Func
 
@@ -108,7 +113,7 @@ def _grid_stride(func: Func, loop: Node) -> bool:
         return any(b"gridDim" in v.text for name in _NAME.findall(upd.text)
                    for _, v in func.defs.get(name, [])[:2])
     s, e = loop.start_byte, loop.end_byte
-    for name, defs in func.defs.items():
+    for defs in func.defs.values():
         for op, v in defs:
             if op == "+=" and s <= v.start_byte and v.end_byte <= e:
                 if b"gridDim" in v.text or any(b"gridDim" in w.text

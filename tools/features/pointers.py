@@ -12,8 +12,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from structcover.tools.cuda_ast import field_id
-from structcover.tools.features.dataflow import (
-    Indirect, NotAffine, Poly, Resolver, add, mul)
+from structcover.tools.features.dataflow import Indirect, NotAffine, Poly, Resolver, add, mul
 from structcover.tools.features.model import Facts, Func, vector_width
 
 _F_ARGUMENT = field_id("argument")

@@ -59,7 +59,7 @@ def task_features(facts: Facts | None, language: str, text: str) -> dict[str, in
                 memcpy += n
             elif name.startswith(b"cudaEvent"):
                 events += n
-        for scope, n in facts.qualified.items():
+        for scope in facts.qualified:
             if scope in (b"at", b"torch", b"thrust", b"cub", b"cutlass"):
                 reference = reference or scope in (b"at", b"torch", b"cutlass")
     if language in ("torch", "triton", "cute"):

@@ -178,7 +178,7 @@ def block_dims(src: Src, call: ts.Node) -> tuple[int, ...] | None:
                 m = re.match(r"dim3\s+" + re.escape(text) + r"\s*=\s*dim3\s*\(([^)]*)\)", dtext)
             if m:
                 vals = [eval_int(p, consts) for p in m.group(1).split(",")]
-                return None if None in vals else tuple(vals)  # type: ignore[arg-type]
+                return None if None in vals else tuple(vals)
             m = re.match(r"(?:const\s+)?int\s+" + re.escape(text) + r"\s*=\s*([^;]+);", dtext)
             if m:
                 val = eval_int(m.group(1), consts)
@@ -186,7 +186,7 @@ def block_dims(src: Src, call: ts.Node) -> tuple[int, ...] | None:
     m = re.fullmatch(r"dim3\s*\(([^)]*)\)", text)
     if m:
         vals = [eval_int(p, consts) for p in m.group(1).split(",")]
-        return None if None in vals else tuple(vals)  # type: ignore[arg-type]
+        return None if None in vals else tuple(vals)
     val = eval_int(text, consts)
     return None if val is None else (val,)
 

@@ -93,7 +93,7 @@ def parse_moves(doc: str) -> dict[str, Direction]:
         m = re.fullmatch(r"\s*([\w.]+):\s*(up|down|set)\b.*", line)
         if not m:
             raise ValueError(f"bad Moves line {line!r}: expected 'feature: up|down|set'")
-        moves[m.group(1)] = m.group(2)  # type: ignore[assignment]
+        moves[m.group(1)] = m.group(2)
     return moves
 
 

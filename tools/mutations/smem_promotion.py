@@ -141,7 +141,8 @@ def tile_smem(program: str) -> MutationResult:
         elem = {a: params[a].replace("const", "").strip() for a in roles}
         ind = indent_of(src, guard)
         kk, k0 = "kk_", "k0_"
-        lines = [f"__shared__ {elem[a]} {a}_tile_[{tile}][{tile}];  // staged {'rows' if ax == 'y' else 'columns'} of {a}"
+        lines = [f"__shared__ {elem[a]} {a}_tile_[{tile}][{tile}];  "
+                 f"// staged {'rows' if ax == 'y' else 'columns'} of {a}"
                  for a, (ax, _) in roles.items()]
         lines += [dedented(src, s) for s in before]
         lines.append(f"for (int {k0} = 0; {k0} < {lp.bound}; {k0} += {tile}) {{")
@@ -228,7 +229,7 @@ def cache_in_register(program: str) -> MutationResult:
                 if arr not in params or arr in written or not _safe_path(sub, block):
                     continue
                 groups.setdefault(re.sub(r"\s+", "", src.of(sub)), []).append(sub)
-            for key, subs in groups.items():
+            for subs in groups.values():
                 if len(subs) < 2 or any(e[0] < subs[-1].end_byte and e[1] > subs[0].start_byte
                                         for e in edits):
                     continue

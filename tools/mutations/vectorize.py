@@ -204,7 +204,8 @@ def vectorize_tile_loads(program: str) -> MutationResult:
             if tile is None or tile % 4 or tile != block_x:
                 continue
             row = m["row"] or ""
-            at = lambda text, rep: text.replace("threadIdx.x", rep)
+            def at(text: str, rep: str) -> str:
+                return text.replace("threadIdx.x", rep)
             base = f"&{m['g']}[{at(m['e'], '0')}]"
             # one decision per tile row (it depends on threadIdx.y only), so a row is either
             # all vector or all scalar; the vector index is threadIdx.x in float4 units
@@ -244,8 +245,8 @@ def devectorize(program: str) -> MutationResult:
     ``float`` pointer parameter; and to vector pointers ``const float4* q =
     reinterpret_cast<const float4*>(p [+ off]);`` that are never reassigned and only used as
     ``q[e]`` reads (or ``q[e] = v;`` stores) with a side-effect-free ``e``: each read becomes
-    ``make_float4(p[off + 4 * (e) + 0], ...)`` and the pointer declaration goes. Scalar accesses need no alignment, so this is always
-    semantics-preserving. Not applicable when there is no such access.
+    ``make_float4(p[off + 4 * (e) + 0], ...)`` and the pointer declaration goes. Scalar accesses
+    need no alignment, so this is always semantics-preserving. Not applicable when there is no such access.
     """
     src = parse(program)
     b = Builder("devectorize", program)

@@ -24,7 +24,13 @@ import numpy as np
 from structcover.config import VerifySettings, load_settings
 from structcover.schema import DTYPES, ScalarArg, TaskSpec, TensorArg, eval_size_expr
 from structcover.tools.verify.backend import RunResult
-from structcover.tools.verify.emulator import BuildError, EmulatorLibrary, build_library, compiler, first_error
+from structcover.tools.verify.emulator import (
+    BuildError,
+    EmulatorLibrary,
+    build_library,
+    compiler,
+    first_error,
+)
 from structcover.tools.verify.rewriter import rewrite
 
 DEFAULT_SCHEDULES = ("forward", "reverse", "random:1")
@@ -140,7 +146,7 @@ class CpuEmulatorBackend:
             where += (f"; schedule {self.schedules[0]} finished, so the kernel probably spin-waits on "
                       "work of a block this schedule starts later (CUDA guarantees no block order)")
         if status != "ok":
-            return self._result(status, detail=detail + where)  # type: ignore[arg-type]
+            return self._result(status, detail=detail + where)
         if rc != 0:
             return self._result("launch-error", detail=f"launcher returned CUDA error {rc}{where}")
         outputs = {a.name: results[a.name] for a in spec.tensors if a.role != "input"}
@@ -187,7 +193,7 @@ def _scalar_values(spec: TaskSpec, sizes: dict[str, int]) -> dict[str, object]:
             if arg.ctype in ("float", "double"):
                 raw = arg.value
                 value = float(raw) if not isinstance(raw, str) or raw not in sizes else float(sizes[raw])
-                values[arg.name] = ctype(value)
+                values[arg.name] = ctype(value)  # type: ignore[arg-type]
             else:
                 values[arg.name] = ctype(eval_size_expr(arg.value, sizes))
     return values

@@ -22,6 +22,7 @@ import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from structcover.tools.data.atomic import atomic_write
 from structcover.tools.verify import buildcache
@@ -329,7 +330,7 @@ class EmulatorLibrary:
         """Unmap a buffer from ``device_buffer``."""
         self.lib.sc_device_free(ptr)
 
-    def launcher(self, name: str, argtypes: list) -> ctypes._CFuncPtr:
+    def launcher(self, name: str, argtypes: list) -> Any:
         """The program's ``extern "C"`` launcher with the given ctypes argument types.
 
         Raises:

@@ -96,7 +96,7 @@ class ReferenceCache:
         if self.directory:
             def save(tmp: Path) -> None:
                 with open(tmp, "wb") as fh:  # a handle: np.savez would append .npz to a name
-                    np.savez(fh, **result.outputs)
+                    np.savez(fh, **result.outputs)  # type: ignore[arg-type]
 
             atomic_write(self.directory / f"{key}.npz", save)  # readers never see half a file
 

@@ -98,7 +98,7 @@ def launcher_arguments(spec: TaskSpec, sizes: dict[str, int], pointers: dict[str
             raw = (float(arg.value) if arg.ctype in ("float", "double")
                    else eval_size_expr(arg.value, sizes))
             types.append(ctype)
-            values.append(ctype(raw))
+            values.append(ctype(raw))  # type: ignore[arg-type]
         else:
             types.append(ctypes.c_void_p)
             values.append(ctypes.c_void_p(pointers[arg.name]))
@@ -199,7 +199,8 @@ def run_program(source: str, spec: TaskSpec, inputs: dict[str, np.ndarray], *,
             return RunResult(status="launch-error", backend="gpu",
                              detail=f"launcher returned cudaError {rc}")
         dev.synchronize(stream)
-        outputs, after = {}, {}
+        outputs: dict[str, np.ndarray] = {}
+        after: dict[str, np.ndarray] = {}
         for arg in spec.tensors:
             host = np.empty_like(inputs[arg.name])
             dev.dtoh(host, ptrs[arg.name])

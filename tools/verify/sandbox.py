@@ -191,9 +191,10 @@ def sandbox_call(target: str, *, kwargs: dict[str, Any] | None = None,
                "allow_user_namespace": limits.allow_user_namespace}
         (work / "job.json").write_text(json.dumps(job))
         if inputs is not None:
-            np.savez(work / "inputs.npz", **{k: np.ascontiguousarray(v) for k, v in inputs.items()})
+            np.savez(work / "inputs.npz", **{k: np.ascontiguousarray(v)  # type: ignore[arg-type]
+                                             for k, v in inputs.items()})
         if inputs_batch is not None:
-            np.savez(work / "inputs.npz", **{f"{i}/{k}": np.ascontiguousarray(v)
+            np.savez(work / "inputs.npz", **{f"{i}/{k}": np.ascontiguousarray(v)  # type: ignore[arg-type]
                                              for i, arrays in enumerate(inputs_batch)
                                              for k, v in arrays.items()})
         return _run_child(work, limits)
@@ -271,7 +272,8 @@ def run_programs_sandboxed(target: str, source: str, spec: TaskSpec,
                            spec=spec, inputs_batch=inputs_batch, limits=limits)
     note = "sandbox: " + ", ".join(outcome.isolation) if outcome.isolation else ""
     results = outcome.results or [RunResult(
-        status=outcome.status if outcome.status != "ok" else "crash", backend=backend,
+        status=outcome.status if outcome.status != "ok" else "crash",  # type: ignore[arg-type]
+        backend=backend,
         detail=outcome.detail or "job returned no RunResult")]
     for result in results:
         result.backend = result.backend or backend

@@ -108,7 +108,7 @@ class CompileOnlyBackend:
         ok, log = self.compile(source, spec)
         if not ok:
             status = "rejected" if log.startswith("host policy") else "compile-error"
-            return RunResult(status=status, detail=log, backend=self.name)
+            return RunResult(status=status, detail=log, backend=self.name)  # type: ignore[arg-type]
         return RunResult(status="unsupported", backend=self.name,
                          detail="compile-only backend compiles but does not execute programs")
 

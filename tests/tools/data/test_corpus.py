@@ -11,7 +11,13 @@ import pytest
 
 from structcover.schema import ScalarArg, TensorArg, eval_size_expr
 from structcover.tools.compiler.toolchain import find_nvcc
-from structcover.tools.data.corpus import CorpusProgram, TaskFamily, corpus_root, load_corpus, load_task
+from structcover.tools.data.corpus import (
+    CorpusProgram,
+    TaskFamily,
+    corpus_root,
+    load_corpus,
+    load_task,
+)
 
 REQUIRED_FAMILIES = {
     "vector_add", "saxpy", "reduction", "transpose", "gemm", "softmax", "layernorm", "conv1d",

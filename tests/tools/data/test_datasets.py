@@ -9,8 +9,14 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from structcover.tools.data.datasets import (DatasetError, load_trajectories, parse_column_map,
-                                        write_jsonl, write_parquet, write_records)
+from structcover.tools.data.datasets import (
+    DatasetError,
+    load_trajectories,
+    parse_column_map,
+    write_jsonl,
+    write_parquet,
+    write_records,
+)
 
 GOOD = "__global__ void k(float* a) { a[threadIdx.x] = 1.0f; }"
 

@@ -55,7 +55,8 @@ def verify_operator(op: str, cases: list[tuple[str, str]], backend) -> None:  # 
             assert variant.source != source
             check = check_variant(variant, source, spec, family=family, program=name,
                                   backend=backend, trials=2)
-            assert check.equivalent is True, f"{op} on {family}/{name} {variant.params}: {check.failure}: {check.detail}"
+            assert check.equivalent is True, (f"{op} on {family}/{name} {variant.params}: "
+                                              f"{check.failure}: {check.detail}")
             assert check.moved, f"{op} on {family}/{name}: {check.misses}"
 
 
