@@ -163,13 +163,13 @@ def _run_cpp(text: str, defines: list[str], workdir: Path) -> tuple[str | None, 
     cpp = shutil.which("cpp")
     if cpp is None:
         return None, "no C preprocessor (cpp) on PATH"
-    out_path = workdir / "out.i"
+    out_path, err_path = workdir / "out.i", workdir / "err.txt"
     try:
-        with open(out_path, "wb") as out:
+        with open(out_path, "wb") as out, open(err_path, "wb") as err:
             proc = subprocess.run(
                 [cpp, "-x", "c++", "-std=gnu++17", "-nostdinc", "-w", *_DEFINES, *defines, "-"],
                 input=text.encode("utf-8", "surrogatepass"), stdout=out,
-                stderr=subprocess.DEVNULL, cwd=workdir, timeout=TIMEOUT_S, preexec_fn=_limit,
+                stderr=err, cwd=workdir, timeout=TIMEOUT_S, preexec_fn=_limit,
                 env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"}, check=False)
     except subprocess.TimeoutExpired:
         return None, f"the preprocessor ran past {TIMEOUT_S:g} s (macro bomb?)"
@@ -178,6 +178,12 @@ def _run_cpp(text: str, defines: list[str], workdir: Path) -> tuple[str | None, 
         return None, f"preprocessed output reached {OUTPUT_BYTES >> 20} MiB (macro bomb?)"
     if proc.returncode < 0:
         return None, f"the preprocessor was killed by signal {-proc.returncode} (memory limit?)"
+    # cpp that runs out of memory under the limit exits 1 after a partial output: the checks
+    # would read a program cut short, so it is a failure, not an ordinary #error.
+    with open(err_path, "rb") as err:
+        diagnostics = err.read(1 << 16)
+    if b"memory exhausted" in diagnostics or b"out of memory" in diagnostics:
+        return None, "the preprocessor ran out of memory (macro bomb?)"
     # A non-zero exit (an `#error`, a bad directive) still leaves usable output.
     return out_path.read_text(encoding="utf-8", errors="replace"), None
 
