@@ -1,6 +1,6 @@
 """Task-level and anti-hacking signals: language, custom kernels, library calls, streams,
 graphs. Most released RL "CUDA" solutions define no kernel and call the framework instead
-(FIELD_NOTES): these features say so."""
+(they rewrite at the framework level): these features say so."""
 
 from __future__ import annotations
 
