@@ -5,9 +5,10 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from structcover.tools.cuda_ast import field_id
-from structcover.tools.features.dataflow import Indirect, NotAffine, Resolver, const_of
+from structcover.tools.features.dataflow import Resolver
 from structcover.tools.features.model import Facts
 from structcover.tools.features.parallel import depends_on_thread
+from structcover.tools.features.poly import Indirect, NotAffine, const_of
 
 _F_ARGUMENTS = field_id("arguments")
 _F_CONDITION = field_id("condition")

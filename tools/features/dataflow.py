@@ -17,6 +17,17 @@ from tree_sitter import Node
 
 from structcover.tools.cuda_ast import field_id, parse
 from structcover.tools.features.model import Facts, Func
+from structcover.tools.features.poly import (
+    THREAD,
+    Indirect,
+    NotAffine,
+    Poly,
+    _add,
+    _mul,
+    const_of,
+    thread_dependent,
+)
+from structcover.tools.features.poly import parse_number as _number
 
 _F_ARGUMENT = field_id("argument")
 _F_ARGUMENTS = field_id("arguments")
@@ -28,8 +39,6 @@ _F_OPERATOR = field_id("operator")
 _F_RIGHT = field_id("right")
 _F_VALUE = field_id("value")
 
-Poly = dict[tuple[str, ...], float]
-THREAD = ("tid.x", "tid.y", "tid.z")
 _BUILTIN = {b"threadIdx": "tid", b"blockIdx": "bid", b"blockDim": "bdim", b"gridDim": "gdim"}
 _MAX_DEPTH = 120  # deeper expressions are "unknown" (keeps recursion far from Python's limit)
 _LANE_CALLS = {b".thread_rank", b"__lane_id", b"laneid"}
@@ -53,65 +62,6 @@ def macro_expression(facts: Facts, name: bytes) -> Node | None:
             node = init.child_by_field_id(_F_VALUE) if init is not None else None
         cache[name] = (tree, node)
     return cache[name][1]
-
-
-class NotAffine(Exception):
-    """The expression does not reduce to an affine form."""
-
-
-class Indirect(Exception):
-    """The expression reads memory (``x[col[k]]``)."""
-
-
-def mul(a: Poly, b: Poly) -> Poly:
-    """Product of two polynomials."""
-    return _mul(a, b)
-
-
-def add(a: Poly, b: Poly) -> Poly:
-    """Sum of two polynomials."""
-    return _add(a, b)
-
-
-def _mul(a: Poly, b: Poly) -> Poly:
-    out: Poly = {}
-    for ma, ca in a.items():
-        for mb, cb in b.items():
-            m = tuple(sorted(ma + mb))
-            out[m] = out.get(m, 0.0) + ca * cb
-    return {m: c for m, c in out.items() if c != 0}
-
-
-def _add(a: Poly, b: Poly, sign: float = 1.0) -> Poly:
-    out = dict(a)
-    for m, c in b.items():
-        out[m] = out.get(m, 0.0) + sign * c
-    return {m: c for m, c in out.items() if c != 0}
-
-
-def const_of(p: Poly) -> float | None:
-    """The value of a constant polynomial, else None."""
-    if not p:
-        return 0.0
-    if len(p) == 1 and () in p:
-        return p[()]
-    return None
-
-
-def thread_dependent(p: Poly) -> bool:
-    """True when any monomial holds a thread index (or a thread-derived opaque symbol)."""
-    return any(s in THREAD or s.startswith("~t") for m in p for s in m)
-
-
-def _number(text: bytes) -> float:
-    if text.isdigit():  # the common case: a plain decimal literal
-        return float(text)
-    t = text.decode("ascii", "replace").lower().rstrip("ulf").replace("'", "")
-    if t.startswith("0x"):
-        return float(int(t, 16))
-    if t.startswith("0b"):
-        return float(int(t[2:], 2))
-    return float(t)
 
 
 @dataclass

@@ -15,9 +15,10 @@ import re
 from tree_sitter import Node
 
 from structcover.tools.cuda_ast import field_id
-from structcover.tools.features.dataflow import Indirect, NotAffine, Resolver, const_of
+from structcover.tools.features.dataflow import Resolver
 from structcover.tools.features.memory import MemoryFacts
 from structcover.tools.features.model import Facts, Func
+from structcover.tools.features.poly import Indirect, NotAffine, const_of
 from structcover.tools.features.trips import UNKNOWN_TRIPS, Trips
 
 _F_ARGUMENT = field_id("argument")

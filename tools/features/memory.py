@@ -14,15 +14,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from structcover.tools.cuda_ast import field_id
-from structcover.tools.features.dataflow import (
-    Indirect,
-    NotAffine,
-    Poly,
-    Resolver,
-    add,
-    const_of,
-    mul,
-)
+from structcover.tools.features.dataflow import Resolver
 from structcover.tools.features.model import Facts, Func, Site, vector_width
 from structcover.tools.features.pointers import (  # noqa: F401 - base_space re-exported
     Skip,
@@ -31,6 +23,7 @@ from structcover.tools.features.pointers import (  # noqa: F401 - base_space re-
     index_node,
     pointer_form,
 )
+from structcover.tools.features.poly import Indirect, NotAffine, Poly, add, const_of, mul
 
 _F_ARGUMENT = field_id("argument")
 _F_ARGUMENTS = field_id("arguments")

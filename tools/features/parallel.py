@@ -8,15 +8,10 @@ import re
 from tree_sitter import Node
 
 from structcover.tools.cuda_ast import field_id
-from structcover.tools.features.dataflow import (
-    Indirect,
-    NotAffine,
-    Resolver,
-    const_of,
-    thread_dependent,
-)
+from structcover.tools.features.dataflow import Resolver
 from structcover.tools.features.memory import MemoryFacts, base_space
 from structcover.tools.features.model import Facts, Func
+from structcover.tools.features.poly import Indirect, NotAffine, const_of, thread_dependent
 
 _F_ARGUMENT = field_id("argument")
 _F_ARGUMENTS = field_id("arguments")

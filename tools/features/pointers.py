@@ -12,8 +12,9 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from structcover.tools.cuda_ast import field_id
-from structcover.tools.features.dataflow import Indirect, NotAffine, Poly, Resolver, add, mul
+from structcover.tools.features.dataflow import Resolver
 from structcover.tools.features.model import Facts, Func, vector_width
+from structcover.tools.features.poly import Indirect, NotAffine, Poly, add, mul
 
 _F_ARGUMENT = field_id("argument")
 _F_ARGUMENTS = field_id("arguments")

@@ -6,7 +6,9 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from structcover.tools.cuda_ast import field_id
-from structcover.tools.features.dataflow import Indirect, NotAffine, Resolver, _number, const_of
+from structcover.tools.features.dataflow import Resolver
+from structcover.tools.features.poly import Indirect, NotAffine, const_of
+from structcover.tools.features.poly import parse_number as _number
 
 _F_CONDITION = field_id("condition")
 _F_DECLARATOR = field_id("declarator")
