@@ -210,13 +210,21 @@ class TaskSpec(BaseModel):
     atol: float | None = None
     rtol: float | None = None
     reference: str | None = Field(default=None, description="path or corpus name of the reference")
+    #: ``launch``: a program exposing the ``extern "C"`` launcher above. ``kernelbench``: a Python
+    #: file defining ``ModelNew``, checked against the ``Model`` of the problem file ``problem``
+    #: (tools/kernelbench; ``args`` is empty and ``sizes`` are the problem's constants).
+    kind: Literal["launch", "kernelbench"] = "launch"
+    problem: str | None = Field(default=None, description="kernelbench: the problem file")
 
     @model_validator(mode="after")
     def _check(self) -> TaskSpec:
         names = [a.name for a in self.args]
         if len(set(names)) != len(names):
             raise ValueError(f"task {self.task_id}: duplicate argument names in {names}")
-        if not any(isinstance(a, TensorArg) and a.role != "input" for a in self.args):
+        if self.kind == "kernelbench":
+            if not self.problem:
+                raise ValueError(f"task {self.task_id}: a kernelbench task names its problem file")
+        elif not any(isinstance(a, TensorArg) and a.role != "input" for a in self.args):
             raise ValueError(f"task {self.task_id}: no output argument")
         for arg in self.args:
             exprs = arg.shape if isinstance(arg, TensorArg) else (
@@ -315,6 +323,10 @@ class Verdict(BaseModel):
     detail: str = ""
     timing: Timing | None = None
     energy_j: float | None = None
+    #: Reference time / candidate time, where the backend timed both (KernelBench GPU path).
+    speedup: float | None = None
+    #: What the verdict's reader must know about how it was reached (e.g. shrunk sizes).
+    notes: list[str] = Field(default_factory=list)
 
 
 class RoundInfo(BaseModel):

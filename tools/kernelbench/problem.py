@@ -1,0 +1,196 @@
+"""KernelBench problem files: the reference ``Model``, its inputs and its module-level sizes.
+
+A problem is a Python file defining ``class Model(nn.Module)``, ``get_inputs()`` (the forward
+arguments) and optionally ``get_init_inputs()`` (the constructor arguments, default none), with
+its sizes as module-level integer constants (``batch_size = 16``, ``dim = 16384``) that those
+functions read when called. Nothing here runs the file: it is parsed, so a problem can be
+listed, resolved and shrunk without importing torch; it runs only in the sandboxed child.
+
+Optional module-level ``ATOL``/``RTOL`` floats override the tolerance (KernelBench's default,
+``1e-2`` each, otherwise).
+
+Contract: :func:`resolve_problem` turns what a rollout names (a path, or an id within the
+folder the user passes as ``--problems``: ``19``, ``19_ReLU``, ``level1/19_ReLU``) into a
+:class:`Problem`; :meth:`Problem.task_spec` is how the campaign and the ledger carry the task
+(``TaskSpec.kind == "kernelbench"``, ``TaskSpec.problem`` its path); :meth:`Problem.shrunk`
+scales the sizes to a work budget.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from structcover.schema import TaskSpec
+from structcover.tools.data.text import read_source
+
+__all__ = ["DEFAULT_TOLERANCE", "Problem", "load_problem", "resolve_problem"]
+
+#: KernelBench's correctness tolerance, (atol, rtol).
+DEFAULT_TOLERANCE = (1e-2, 1e-2)
+#: Sizes below this are shapes of the computation (kernel sizes, channel counts of 3), not
+#: problem scale: shrinking leaves them alone.
+_MIN_SCALED = 16
+
+
+class Problem(BaseModel):
+    """One KernelBench reference problem.
+
+    Attributes:
+        path: The problem file.
+        id: Its id: the path relative to the problems folder without ``.py``, else the stem.
+        text: The file's text.
+        sizes: Module-level integer constants, in file order (the sizes the inputs read).
+        atol: Absolute tolerance.
+        rtol: Relative tolerance.
+        has_init_inputs: Whether the file defines ``get_init_inputs``.
+    """
+
+    path: Path
+    id: str
+    text: str
+    sizes: dict[str, int] = Field(default_factory=dict)
+    atol: float = DEFAULT_TOLERANCE[0]
+    rtol: float = DEFAULT_TOLERANCE[1]
+    has_init_inputs: bool = True
+
+    def work(self, sizes: dict[str, int] | None = None) -> float:
+        """A work estimate: the product of the sizes that scale (a matmul's M·N·K)."""
+        values = (sizes or self.sizes).values()
+        return float(math.prod(v for v in values if v >= _MIN_SCALED) or 1)
+
+    def shrunk(self, budget: float) -> dict[str, int]:
+        """Sizes scaled by one common factor so that :meth:`work` fits ``budget``.
+
+        Only sizes of at least 16 scale (kernel sizes and small channel counts keep their
+        value), each by the same factor, rounded and never below 16 or above the original.
+        Returns the original sizes when they already fit.
+        """
+        if budget <= 0:
+            raise ValueError(f"work budget must be > 0, got {budget}")
+        scaled = {k: v for k, v in self.sizes.items() if v >= _MIN_SCALED}
+        if not scaled or self.work() <= budget:
+            return dict(self.sizes)
+        factor = (budget / self.work()) ** (1.0 / len(scaled))
+        out = dict(self.sizes)
+        for name, value in scaled.items():
+            out[name] = max(_MIN_SCALED, min(value, round(value * factor)))
+        return out
+
+    def task_spec(self) -> TaskSpec:
+        """The problem as a task of kind ``kernelbench`` (no launcher arguments)."""
+        return TaskSpec(task_id=self.id, kind="kernelbench", problem=str(self.path), args=[],
+                        sizes=dict(self.sizes), atol=self.atol, rtol=self.rtol,
+                        family="kernelbench", description=f"KernelBench problem {self.id}")
+
+
+def _int_constants(tree: ast.Module) -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
+                isinstance(stmt.targets[0], ast.Name):
+            name, value = stmt.targets[0].id, stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and \
+                stmt.value is not None:
+            name, value = stmt.target.id, stmt.value
+        else:
+            continue
+        if isinstance(value, ast.Constant) and type(value.value) is int and value.value > 0:
+            sizes[name] = value.value
+    return sizes
+
+
+def _float_constant(tree: ast.Module, names: tuple[str, ...]) -> float | None:
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
+                isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id in names and \
+                isinstance(stmt.value, ast.Constant) and \
+                isinstance(stmt.value.value, int | float) and stmt.value.value >= 0:
+            return float(stmt.value.value)
+    return None
+
+
+def load_problem(path: Path | str, problems_dir: Path | None = None) -> Problem:
+    """Parse a problem file.
+
+    Args:
+        path: The problem file.
+        problems_dir: The folder ids are relative to (the id is the stem otherwise).
+
+    Raises:
+        ValueError: The file is missing, is not Python, or lacks ``Model`` or ``get_inputs``
+            (the message names the file and what is missing).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"problem {path}: no such file")
+    text = read_source(path)
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError) as exc:
+        raise ValueError(f"problem {path}: not valid Python ({exc})") from exc
+    defined = {n.name for n in tree.body if isinstance(n, ast.ClassDef | ast.FunctionDef)}
+    missing = [n for n in ("Model", "get_inputs") if n not in defined]
+    if missing:
+        raise ValueError(f"problem {path}: not a KernelBench problem (defines no "
+                         f"{' and no '.join(missing)} at module level)")
+    sizes = {k: v for k, v in _int_constants(tree).items() if k not in ("ATOL", "RTOL")}
+    atol = _float_constant(tree, ("ATOL", "atol"))
+    rtol = _float_constant(tree, ("RTOL", "rtol"))
+    pid = path.stem
+    if problems_dir is not None:
+        try:
+            pid = path.resolve().relative_to(Path(problems_dir).resolve()).with_suffix("").as_posix()
+        except ValueError:
+            pass
+    return Problem(path=path.resolve(), id=pid, text=text, sizes=sizes,
+                   atol=DEFAULT_TOLERANCE[0] if atol is None else atol,
+                   rtol=DEFAULT_TOLERANCE[1] if rtol is None else rtol,
+                   has_init_inputs="get_init_inputs" in defined)
+
+
+def _matches(rel: Path, name: str) -> bool:
+    """Whether ``rel`` (a path under the problems folder) is what ``name`` names."""
+    want = Path(name)
+    stem_ok = rel.stem == want.stem.removesuffix(".py") or rel.stem.startswith(f"{want.name}_")
+    if not stem_ok:
+        return False
+    parent = want.parent
+    return parent == Path(".") or rel.parent.as_posix().endswith(parent.as_posix())
+
+
+def resolve_problem(name_or_path: str | Path, problems_dir: Path | str | None = None) -> Problem:
+    """The problem a rollout names: a file path, or an id within ``problems_dir``.
+
+    Ids match a file's path relative to the folder without ``.py`` (``level1/19_ReLU``), its
+    stem (``19_ReLU``), or its leading number (``19``, ``level1/19``: KernelBench numbers its
+    files ``N_Name.py``).
+
+    Raises:
+        ValueError: Nothing matches, or several files do (the message lists them).
+    """
+    path = Path(name_or_path)
+    if path.is_file():
+        return load_problem(path, Path(problems_dir) if problems_dir else None)
+    if problems_dir is None:
+        raise ValueError(f"problem {name_or_path}: no such file (pass --problems DIR to name "
+                         "problems by id)")
+    root = Path(problems_dir)
+    if not root.is_dir():
+        raise ValueError(f"--problems {root}: no such directory")
+    for direct in (root / str(name_or_path), root / f"{name_or_path}.py"):
+        if direct.is_file():
+            return load_problem(direct, root)
+    found = sorted(p for p in root.rglob("*.py")
+                   if _matches(p.relative_to(root), str(name_or_path)))
+    if not found:
+        raise ValueError(f"problem {name_or_path}: no file in {root} matches (by path, stem or "
+                         "leading number)")
+    if len(found) > 1:
+        listed = ", ".join(p.relative_to(root).as_posix() for p in found[:5])
+        raise ValueError(f"problem {name_or_path}: ambiguous in {root} ({len(found)} files: "
+                         f"{listed}{', ...' if len(found) > 5 else ''}); name it by path")
+    return load_problem(found[0], root)
