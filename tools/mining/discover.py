@@ -27,7 +27,7 @@ feature that duplicates a confounded one is confounded too.
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -42,6 +42,14 @@ from structcover.tools.mining.association import (
     permutation_null,
     select_forward,
 )
+from structcover.tools.mining.problem import (
+    Control,
+    Prepared,
+    Problem,
+    Targets,
+    build_problem,
+    prepare_table,
+)
 from structcover.tools.mining.reports import (
     Discovery,
     DiscoveryCounts,
@@ -50,78 +58,190 @@ from structcover.tools.mining.reports import (
     tier_of,
 )
 
+__all__ = ["MI_MAX_ROWS", "Discovery", "DiscoveryCounts", "DiscoveryRun", "FeatureReport",
+           "discover", "tier_of"]
+
 _DEFAULTS = DiscoverySettings()
 #: Rows used per MI estimate. Past this the table is subsampled (uniformly, without
 #: replacement, after R_perf is computed on every row): the estimand is unchanged, the
 #: estimator's standard error at 10k rows is ~0.005 nats, below τ_low.
 MI_MAX_ROWS = 10_000
-#: Meta features: how the pipeline saw the program, not its structure; never candidates.
-META_PREFIXES: tuple[str, ...] = ("parse.",)
-META_NAMES: frozenset[str] = frozenset({"compile.ok", "compile.missing_reason",
-                                        "compile.error"})
+#: MI per feature (None where fewer than 20 rows have a value), by target kind.
+Scores = dict[str, float | None]
+#: Per feature, the least MI that counts as a signal, by target kind.
+Bars = dict[str, dict[str, float]]
 
 
-def is_meta(name: str) -> bool:
-    """Whether ``name`` is a meta feature (never a discovery candidate)."""
-    return name in META_NAMES or name.startswith(META_PREFIXES)
+@dataclass
+class Thresholds:
+    """The permutation nulls of one run and the per-feature bars they give (module doc).
+
+    Attributes:
+        nulls: Null model per target kind (``mi``, and ``mi_controlled`` with controls).
+        rep: Per feature, the column measured for it (itself, or what it duplicates).
+        tau_low: Least marginal threshold (nats).
+        tau_high: Least critical threshold (nats).
+        critical_factor: Multiple of the null's spread a critical feature clears.
+    """
+
+    nulls: dict[str, NullModel]
+    rep: dict[str, str]
+    tau_low: float
+    tau_high: float
+    critical_factor: float
+
+    def limits(self, kind: str, col: Column) -> tuple[float, float]:
+        """``(tau_low, tau_high)`` of ``col`` against the null of target ``kind``."""
+        null, name = self.nulls[kind], self.rep[col.name]
+        return (max(self.tau_low, null.threshold(name, col.discrete)),
+                max(self.tau_high, self.tau_low,
+                    null.threshold(name, col.discrete, self.critical_factor)))
+
+    def bars(self, columns: list[Column]) -> Bars:
+        """Per target kind and feature, the bar its MI must clear (its ``tau_low``)."""
+        return {kind: {c.name: self.limits(kind, c)[0] for c in columns} for kind in self.nulls}
+
+    def bar_of(self, threshold: dict[str, float], columns: list[Column]) -> dict[str, float]:
+        """Per feature: the larger of ``tau_low`` and its own entry of ``threshold``."""
+        return {c.name: max(self.tau_low, threshold.get(self.rep[c.name], 0.0)) for c in columns}
 
 
-def _prepare(table: pd.DataFrame, target: str, correct_only: bool
-             ) -> tuple[pd.DataFrame, np.ndarray, dict[str, int]]:
-    if "task_id" not in table.columns:
-        raise ValueError("feature table has no 'task_id' column (R_perf is normalized per task)")
-    dropped: dict[str, int] = {}
-    frame = table
-    if correct_only and "correct" in frame.columns:
-        ok = frame["correct"].fillna(False).astype(bool).to_numpy()
-        dropped["incorrect"] = int((~ok).sum())
-        frame = frame[ok]
-    raw = T.reward(frame, target)
-    bad = np.isnan(raw)
-    dropped[f"no valid {target}"] = int(bad.sum())
-    return frame[~bad].reset_index(drop=True), raw[~bad], dropped
+@dataclass
+class Outcome:
+    """What the measurement, selection and stability steps found, for the per-feature reports.
+
+    Attributes:
+        mi: MI per target kind and feature (duplicates carry their representative's).
+        bar: Per target kind and feature, the bar its MI had to clear.
+        f_star: The selected features, in selection order.
+        redundant: Per candidate left out as redundant: (what it is redundant given, the
+            in-sample information it had left).
+        vanished: Per confounded feature, the control(s) its signal vanishes under.
+        hits: Per feature, how many resamples selected it.
+        rows: Rows per MI estimate.
+    """
+
+    mi: dict[str, Scores]
+    bar: Bars
+    f_star: list[str]
+    redundant: dict[str, tuple[str, float]]
+    vanished: dict[str, str]
+    hits: dict[str, int]
+    rows: int
 
 
-Control = tuple[str, Literal["cat", "num"], np.ndarray]
+def check_settings(*, tau_low: float, tau_high: float, critical_factor: float, bootstrap: int,
+                   mi_rows: int) -> None:
+    """Reject thresholds and sizes discovery cannot run with.
+
+    Raises:
+        ValueError: Naming the setting and its value.
+    """
+    if not 0 <= tau_low < tau_high:
+        raise ValueError(f"need 0 <= tau_low < tau_high, got tau_low={tau_low}, "
+                         f"tau_high={tau_high}")
+    if critical_factor < 1:
+        raise ValueError(f"critical_factor must be >= 1, got {critical_factor}")
+    if bootstrap < 0 or mi_rows < 50:
+        raise ValueError(f"bootstrap must be >= 0 and mi_rows >= 50 (got {bootstrap}, {mi_rows})")
 
 
-def _controls(frame: pd.DataFrame, controls: tuple[str, ...], length_control: bool
-              ) -> tuple[list[Control], list[str], str | None]:
-    """Resolve the controls to arrays: (name, kind, values); missing ones; the length source."""
-    specs: list[Control] = []
-    missing: list[str] = []
-    names = list(dict.fromkeys(controls))
-    source = None
-    if length_control and T.LENGTH_CONTROL not in names:
-        names.append(T.LENGTH_CONTROL)
-    for name in names:
-        if name == T.LENGTH_CONTROL:
-            source, length = T.code_length(frame)
-            if length is None:
-                missing.append(name)
-                continue
-            # Length effects are multiplicative, like speedups: control on log length.
-            specs.append((name, "num", np.log1p(length)))
-        elif name not in frame.columns:
-            raise ValueError(f"control column {name!r} is not in the table")
-        elif T.is_categorical(frame[name]) or frame[name].nunique() <= 20:
-            specs.append((name, "cat", T.group_codes(frame, [name])))
-        else:
-            specs.append((name, "num",
-                          pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=float)))
-    return specs, missing, source
+def sweep(p: Problem, kind: str, rows: np.ndarray) -> Scores:
+    """MI of every measured column with target ``kind`` on ``rows``, each on its own slice."""
+    out: Scores = {}
+    for sl in ("all", "cuda"):
+        cols = [c for c in p.columns if p.applies[c.name] == sl]
+        if cols:
+            out.update(zip([c.name for c in cols],
+                           mi_sweep(cols, p.targets[sl][kind], rows, seed=p.seed,
+                                    n_jobs=p.n_jobs), strict=True))
+    return out
 
 
-def _attribute(columns: list[Column], mi: dict[str, dict[str, float | None]],
-               bar: dict[str, dict[str, float]], targets: dict[str, dict[str, np.ndarray]],
-               tasks: np.ndarray, *, controls: list[Control], rows: np.ndarray, seed: int,
-               within: bool) -> dict[str, str]:
-    """Features whose significant signal vanishes under the controls, and which control(s) do it.
+def measure(p: Problem, rows: np.ndarray) -> dict[str, Scores]:
+    """Step 3: MI of every feature with every target kind; a duplicate gets its
+    representative's association."""
+    mi = {kind: sweep(p, kind, rows) for kind in p.targets["all"]}
+    for kind in mi:
+        mi[kind].update({d: mi[kind][r] for d, r in p.duplicate_of.items()})
+    return mi
+
+
+def calibrate(p: Problem, rows: np.ndarray, *, tau_low: float, tau_high: float,
+              critical_factor: float) -> Thresholds:
+    """Step 4: the within-task permutation null of each target kind (module doc)."""
+    nulls = {kind: permutation_null(p.columns, p.targets["all"][kind], rows, seed=p.seed,
+                                    groups=p.shuffle_in, n_jobs=p.n_jobs)
+             for kind in ("mi", "mi_controlled") if kind in p.targets["all"]}
+    rep = {c.name: p.duplicate_of.get(c.name, c.name) for c in p.everything}
+    return Thresholds(nulls=nulls, rep=rep, tau_low=tau_low, tau_high=tau_high,
+                      critical_factor=critical_factor)
+
+
+def select(p: Problem, scores: Scores, rows: np.ndarray, threshold: dict[str, float],
+           explain: bool = True) -> tuple[list[str], dict[str, tuple[str, float]]]:
+    """Step 5: F* by forward selection among the candidates whose score clears its bar.
+
+    Redundancy is judged among features of the same slice. Returns the selected features and,
+    with ``explain``, why each other candidate was left out as redundant.
+    """
+    cand = sorted((c for c in p.columns if (scores[c.name] or 0.0) > threshold[c.name]),
+                  key=lambda c: -(scores[c.name] or 0.0))
+    kept: list[str] = []
+    red: dict[str, tuple[str, float]] = {}
+    for sl in ("all", "cuda"):
+        k, r = select_forward([c for c in cand if p.applies[c.name] == sl],
+                              p.targets[sl][p.key], rows, min_gain=p.min_gain, cells=p.cells,
+                              groups=p.tasks, numeric=p.numeric, seed=p.seed, explain=explain)
+        kept += k
+        red.update(r)
+    return kept, red
+
+
+def stability(p: Problem, th: Thresholds, pool: np.ndarray, size: int,
+              rng: np.random.Generator, bootstrap: int) -> dict[str, int]:
+    """Step 6: how often each feature is selected on ``bootstrap`` resamples.
+
+    Resamples hold half of the ``size`` rows of the estimate, drawn from ``pool`` without
+    replacement (duplicated rows would bias a kNN estimator upward). The bars are the noise
+    floor measured on the first resample: it is higher on smaller samples.
+    """
+    hits = dict.fromkeys((c.name for c in p.everything), 0)
+    half = size // 2
+    half_bar = None
+    for _ in range(bootstrap):
+        rows = np.sort(rng.choice(pool, size=half, replace=False))
+        if half_bar is None:
+            half_bar = th.bar_of(noise_floor(p.columns, p.targets["all"][p.key], rows,
+                                             seed=p.seed, n_jobs=p.n_jobs, groups=p.shuffle_in),
+                                 p.everything)
+        for name in select(p, sweep(p, p.key, rows), rows, half_bar, explain=False)[0]:
+            hits[name] += 1
+    hits.update({d: 0 for d in p.duplicate_of})
+    return hits
+
+
+def confounded(p: Problem, mi: dict[str, Scores], bar: Bars, controls: list[Control],
+               rows: np.ndarray, within: bool) -> dict[str, str]:
+    """Step 7: features whose significant signal vanishes under the controls, and which
+    control(s) do it.
 
     A feature is confounded when its MI clears ``max(τ_low, noise floor)`` but its MI given
     the controls does not. With several controls, each is also tried alone so the reason names
-    the ones that explain the signal by themselves ("jointly" when none does alone).
+    the ones that explain the signal by themselves ("jointly" when none does alone). A
+    duplicate orders the programs exactly like its representative: same confound.
     """
+    if not controls:
+        return {}
+    vanished = _attribute(p.columns, mi, bar, p.targets, p.tasks, controls=controls, rows=rows,
+                          seed=p.seed, within=within)
+    vanished.update({d: vanished[r] for d, r in p.duplicate_of.items() if r in vanished})
+    return vanished
+
+
+def _attribute(columns: list[Column], mi: dict[str, Scores], bar: Bars, targets: Targets,
+               tasks: np.ndarray, *, controls: list[Control], rows: np.ndarray, seed: int,
+               within: bool) -> dict[str, str]:
     flagged = [c for c in columns if (mi["mi"][c.name] or 0.0) > bar["mi"][c.name]
                and (mi["mi_controlled"][c.name] or 0.0) <= bar["mi_controlled"][c.name]]
     names = [c[0] for c in controls]
@@ -138,23 +258,53 @@ def _attribute(columns: list[Column], mi: dict[str, dict[str, float | None]],
     return {n: ", ".join(v) if v else "jointly " + " + ".join(names) for n, v in alone.items()}
 
 
-def _dedupe(columns: list[Column], applies: dict[str, str], usable: np.ndarray
-            ) -> tuple[list[Column], dict[str, str]]:
-    """Drop columns that order the usable rows exactly like an earlier one (e.g. kernel and
-    launch counts on one-kernel programs): same information, so they are measured once and
-    never compete with each other in F* or split its stability."""
-    seen: dict[tuple, str] = {}
-    kept, duplicate_of = [], {}
-    for col in columns:
-        x = col.values[usable]
-        _, ranks = np.unique(np.nan_to_num(x, nan=np.inf), return_inverse=True)
-        key = (applies[col.name], col.discrete, ranks.astype(np.int64).tobytes())
-        if key in seen:
-            duplicate_of[col.name] = seen[key]
-        else:
-            seen[key] = col.name
-            kept.append(col)
-    return kept, duplicate_of
+def reason(col: Column, p: Problem, th: Thresholds, out: Outcome) -> str:
+    """Why feature ``col`` is, or is not, in F* (the first reason that applies)."""
+    n = col.name
+    m, mc = out.mi["mi"][n], out.mi.get("mi_controlled", {}).get(n)
+    t_low = th.limits(p.tier_key, col)[0]
+    if m is None:
+        return "not measurable: fewer than 20 rows with a value"
+    if n in out.f_star:
+        return "in F*"
+    if n in p.duplicate_of:
+        return (f"duplicate of {p.duplicate_of[n]}: orders every program the same way, so it "
+                "carries the same information and is not a separate candidate")
+    if n in out.vanished:
+        return (f"confounded: I={m:.3g} nats falls to {mc or 0.0:.3g} (noise floor "
+                f"{out.bar['mi_controlled'][n]:.3g}) after controlling for {out.vanished[n]} "
+                "within task")
+    if n in out.redundant:
+        given, left = out.redundant[n]
+        return (f"redundant given {given}: adds less than min_gain={p.min_gain} nats to F* out "
+                f"of fold (in-sample info left {left:.3g})")
+    tscore = out.mi[p.tier_key][n] or 0.0
+    if tscore <= t_low:
+        return (f"marginal: I={tscore:.3g} <= tau_low={t_low:.3g} (its within-task "
+                "permutation null plus spread)") if p.tier_key == "mi" else \
+            f"marginal given controls: I={tscore:.3g} <= tau_low={t_low:.3g}"
+    return (f"not significant: I={out.mi[p.key][n] or 0.0:.3g} is within the estimator's noise "
+            f"floor {out.bar[p.key][n]:.3g} at {out.rows} rows")
+
+
+def feature_report(col: Column, p: Problem, th: Thresholds, out: Outcome, bootstrap: int
+                   ) -> FeatureReport:
+    """Step 8: one feature's MI, tiers, thresholds, stability and reason."""
+    n = col.name
+    mc = out.mi.get("mi_controlled", {}).get(n)
+    t_low, t_high = th.limits(p.tier_key, col)
+    controlled = "mi_controlled" in th.nulls
+    return FeatureReport(
+        name=n, kind="categorical" if col.discrete else "continuous",
+        applies_to="cuda" if T.is_cuda_feature(n) else "all",
+        rows=int((~np.isnan(col.values[p.usable])).sum()), mi=out.mi["mi"][n],
+        mi_pooled=out.mi["mi_pooled"][n], mi_controlled=mc,
+        tier=tier_of(out.mi[p.tier_key][n], t_high, t_low),
+        tier_controlled=tier_of(mc, *th.limits("mi_controlled", col)[::-1])
+        if controlled else None,
+        null_mi=th.nulls[p.tier_key].mean.get(th.rep[n]), tau_low=t_low, tau_high=t_high,
+        stability=out.hits[n] / bootstrap if bootstrap else float(n in out.f_star),
+        selected=n in out.f_star, confounded=n in out.vanished, reason=reason(col, p, th, out))
 
 
 def discover(table: pd.DataFrame, *, target: str = "speedup",
@@ -167,6 +317,11 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
              seed: int = _DEFAULTS.seed, mi_rows: int = MI_MAX_ROWS, n_jobs: int = 0,
              round: int | None = None) -> Discovery:
     """Find the structural features associated with performance, and the minimal set F*.
+
+    The steps: prepare the table (:func:`~structcover.tools.mining.problem.prepare_table`),
+    build the problem (:func:`~structcover.tools.mining.problem.build_problem`), subsample,
+    :func:`measure`, :func:`calibrate`, :func:`select`, :func:`stability`, :func:`confounded`,
+    then one :func:`feature_report` per feature.
 
     Args:
         table: The feature table (see ``tools.mining.table``).
@@ -195,188 +350,42 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
         ValueError: No task column, no feature columns, a missing target or control, bad
             thresholds, or too few usable rows.
     """
-    if not 0 <= tau_low < tau_high:
-        raise ValueError(f"need 0 <= tau_low < tau_high, got tau_low={tau_low}, "
-                         f"tau_high={tau_high}")
-    if critical_factor < 1:
-        raise ValueError(f"critical_factor must be >= 1, got {critical_factor}")
-    if bootstrap < 0 or mi_rows < 50:
-        raise ValueError(f"bootstrap must be >= 0 and mi_rows >= 50 (got {bootstrap}, {mi_rows})")
-    names = [c for c in T.feature_columns(table) if c not in controls]
-    meta = [c for c in names if is_meta(c)]
-    names = [c for c in names if not is_meta(c)]
-    if not names:
-        raise ValueError("feature table has no feature columns (names containing a dot)")
-    frame, raw, dropped = _prepare(table, target, correct_only)
-    if round is None and "round" in table.columns and table["round"].notna().any():
-        round = int(pd.to_numeric(table["round"]).max())
-    specs, missing, length_source = _controls(frame, tuple(controls), length_control)
-    used = [c[0] for c in specs]
-    cat = [c[2] for c in specs if c[1] == "cat"]
-    num = [c[2] for c in specs if c[1] == "num"]
-    if length_source in names:
-        names.remove(length_source)  # a control is not also a candidate feature
-    tasks = T.group_codes(frame, ["task_id"])
-    cuda = T.cuda_mask(frame)
-    ones = np.zeros(len(frame), dtype=np.int64)
-    # R_perf per slice: CUDA features are compared only among CUDA programs of a task.
-    targets: dict[str, dict[str, np.ndarray]] = {}
-    for sl, mask in (("all", np.ones(len(frame), dtype=bool)), ("cuda", cuda)):
-        r = np.where(mask, raw, np.nan)
-        within, pooled = T.zscore_within(r, tasks), T.zscore_within(r, ones)
-        primary = within if normalize_within_task else pooled
-        targets[sl] = {"mi": primary, "mi_pooled": pooled}
-        if used:
-            targets[sl]["mi_controlled"] = T.residualize(
-                primary, tasks if normalize_within_task else ones, cat, num)
-    # Cells (and numeric controls) the selection target was normalized in, for redundancy.
-    base = tasks if normalize_within_task else ones
-    sel_cells = T.cells_of(base, cat) if used else base
-    sel_numeric = np.column_stack(num) if used and num else None
-    usable = ~np.isnan(targets["all"]["mi"])
-    dropped["alone in its task"] = int((~usable & ~np.isnan(raw)).sum())
-    if usable.sum() < 20:
-        raise ValueError(f"only {int(usable.sum())} usable rows (correct, valid {target}, "
-                         "in a task with another program); discovery needs at least 20")
-    columns, applies = [], {}
-    for name in names:
-        values, discrete = T.encode(frame[name])
-        # The slice a feature is measured on; an all-CUDA table is one slice.
-        applies[name] = "cuda" if T.is_cuda_feature(name) and not cuda.all() else "all"
-        if applies[name] == "cuda":
-            values = np.where(cuda, values, np.nan)  # not applicable, never a zero
-        columns.append(Column(name, values, discrete))
-    everything = columns
-    columns, duplicate_of = _dedupe(columns, applies, usable)
+    check_settings(tau_low=tau_low, tau_high=tau_high, critical_factor=critical_factor,
+                   bootstrap=bootstrap, mi_rows=mi_rows)
+    prep = prepare_table(table, target=target, correct_only=correct_only,
+                         controls=tuple(controls), length_control=length_control, round=round)
+    p = build_problem(prep, target=target, within_task=normalize_within_task, seed=seed,
+                      n_jobs=n_jobs, min_gain=min_gain)
+    # One generator: the estimate's subsample first, then the stability resamples.
     rng = np.random.default_rng(seed)
-    pool = np.flatnonzero(usable)
+    pool = np.flatnonzero(p.usable)
     sub = np.sort(rng.choice(pool, size=min(len(pool), mi_rows), replace=False))
-    key = "mi_controlled" if used else "mi"
-    # Tiers follow the controls the user asked for; the automatic length control shapes F*
-    # (what structure adds beyond length) but not the tiers.
-    tier_key = "mi_controlled" if used and [c for c in used if c != T.LENGTH_CONTROL] \
-        else "mi"
-
-    def sweep(kind: str, rows: np.ndarray) -> dict[str, float | None]:
-        out: dict[str, float | None] = {}
-        for sl in ("all", "cuda"):
-            cols = [c for c in columns if applies[c.name] == sl]
-            if cols:
-                out.update(zip([c.name for c in cols],
-                               mi_sweep(cols, targets[sl][kind], rows, seed=seed,
-                                        n_jobs=n_jobs), strict=True))
-        return out
-
-    mi = {kind: sweep(kind, sub) for kind in targets["all"]}
-    for kind in mi:  # a duplicate has its representative's association
-        mi[kind].update({d: mi[kind][r] for d, r in duplicate_of.items()})
-    shuffle_in = tasks if normalize_within_task else None
-    nulls: dict[str, NullModel] = {
-        kind: permutation_null(columns, targets["all"][kind], sub, seed=seed,
-                               groups=shuffle_in, n_jobs=n_jobs)
-        for kind in ("mi", "mi_controlled") if kind in targets["all"]}
-    floors = {kind: {k: v["q99"] for k, v in null.summary.items()}
-              for kind, null in nulls.items()}
-    rep = {c.name: duplicate_of.get(c.name, c.name) for c in everything}
-
-    def limits(kind: str, col: Column) -> tuple[float, float]:
-        """(tau_low, tau_high) of ``col`` against the null of target ``kind``."""
-        null = nulls[kind]
-        return (max(tau_low, null.threshold(rep[col.name], col.discrete)),
-                max(tau_high, tau_low, null.threshold(rep[col.name], col.discrete,
-                                                      critical_factor)))
-
-    def bar_of(threshold: dict[str, float]) -> dict[str, float]:
-        # Per feature: the larger of tau_low and its own null threshold.
-        return {c.name: max(tau_low, threshold.get(rep[c.name], 0.0)) for c in everything}
-
-    bar = {kind: {c.name: limits(kind, c)[0] for c in everything} for kind in nulls}
-
-    def select(scores: dict[str, float | None], rows: np.ndarray, threshold: dict[str, float],
-               explain: bool = True) -> tuple[list[str], dict[str, tuple[str, float]]]:
-        cand = sorted((c for c in columns if (scores[c.name] or 0.0) > threshold[c.name]),
-                      key=lambda c: -(scores[c.name] or 0.0))
-        kept, red = [], {}
-        for sl in ("all", "cuda"):  # redundancy is judged among features of the same slice
-            k, r = select_forward([c for c in cand if applies[c.name] == sl],
-                                  targets[sl][key], rows, min_gain=min_gain, cells=sel_cells,
-                                  groups=tasks, numeric=sel_numeric, seed=seed,
-                                  explain=explain)
-            kept += k
-            red.update(r)
-        return kept, red
-
-    f_star, redundant = select(mi[key], sub, bar[key])
-    hits = dict.fromkeys(names, 0)
-    # Stability selection: subsamples of half the rows of the estimate, without replacement
-    # (duplicated rows would bias a kNN estimator upward).
-    half = len(sub) // 2
-    half_bar = None
-    for _ in range(bootstrap):
-        rows = np.sort(rng.choice(pool, size=half, replace=False))
-        if half_bar is None:  # the noise floor is higher on smaller samples
-            half_bar = bar_of(noise_floor(columns, targets["all"][key], rows, seed=seed,
-                                          n_jobs=n_jobs, groups=shuffle_in))
-        for name in select(sweep(key, rows), rows, half_bar, explain=False)[0]:
-            hits[name] += 1
-    vanished = _attribute(columns, mi, bar, targets, tasks, controls=specs, rows=sub,
-                          seed=seed, within=normalize_within_task) if used else {}
-    # A duplicate orders the programs exactly like its representative: same confound.
-    vanished.update({d: vanished[r] for d, r in duplicate_of.items() if r in vanished})
-    hits.update({d: 0 for d in duplicate_of})
-    features = []
-    for col in everything:
-        n = col.name
-        m, mc = mi["mi"][n], mi.get("mi_controlled", {}).get(n)
-        t_low, t_high = limits(tier_key, col)
-        ftier = tier_of(mi[tier_key][n], t_high, t_low)
-        confounded = n in vanished
-        score = mi[key][n] or 0.0
-        if m is None:
-            reason = "not measurable: fewer than 20 rows with a value"
-        elif n in f_star:
-            reason = "in F*"
-        elif n in duplicate_of:
-            reason = (f"duplicate of {duplicate_of[n]}: orders every program the same way, so "
-                      "it carries the same information and is not a separate candidate")
-        elif confounded:
-            reason = (f"confounded: I={m:.3g} nats falls to {mc or 0.0:.3g} (noise floor "
-                      f"{bar['mi_controlled'][n]:.3g}) after controlling for {vanished[n]} "
-                      "within task")
-        elif n in redundant:
-            reason = (f"redundant given {redundant[n][0]}: adds less than min_gain={min_gain} "
-                      f"nats to F* out of fold (in-sample info left {redundant[n][1]:.3g})")
-        elif (mi[tier_key][n] or 0.0) <= t_low:
-            tscore = mi[tier_key][n] or 0.0
-            reason = (f"marginal: I={tscore:.3g} <= tau_low={t_low:.3g} (its within-task "
-                      "permutation null plus spread)") if tier_key == "mi" else \
-                f"marginal given controls: I={tscore:.3g} <= tau_low={t_low:.3g}"
-        else:
-            reason = (f"not significant: I={score:.3g} is within the estimator's noise floor "
-                      f"{bar[key][n]:.3g} at {len(sub)} rows")
-        rows_with = int((~np.isnan(col.values[usable])).sum())
-        features.append(FeatureReport(
-            name=n, kind="categorical" if col.discrete else "continuous",
-            applies_to="cuda" if T.is_cuda_feature(n) else "all", rows=rows_with, mi=m,
-            mi_pooled=mi["mi_pooled"][n],
-            mi_controlled=mc, tier=ftier,
-            tier_controlled=tier_of(mc, *limits("mi_controlled", col)[::-1]) if used else None,
-            null_mi=nulls[tier_key].mean.get(rep[n]), tau_low=t_low, tau_high=t_high,
-            stability=hits[n] / bootstrap if bootstrap else float(n in f_star),
-            selected=n in f_star, confounded=confounded, reason=reason))
+    mi = measure(p, sub)
+    th = calibrate(p, sub, tau_low=tau_low, tau_high=tau_high, critical_factor=critical_factor)
+    bar = th.bars(p.everything)
+    f_star, redundant = select(p, mi[p.key], sub, bar[p.key])
+    hits = stability(p, th, pool, len(sub), rng, bootstrap)
+    vanished = confounded(p, mi, bar, prep.controls, sub, normalize_within_task)
+    out = Outcome(mi=mi, bar=bar, f_star=f_star, redundant=redundant, vanished=vanished,
+                  hits=hits, rows=len(sub))
+    features = [feature_report(col, p, th, out, bootstrap) for col in p.everything]
     features.sort(key=lambda f: -(f.mi or 0.0))
-    langs = T.language_counts(table)  # of the input: how many programs each language had
-    return Discovery(
-        round=round, features=features, f_star=f_star,
-        settings=DiscoveryRun(target=target, normalize_within_task=normalize_within_task,
-                              correct_only=correct_only, tau_high=tau_high, tau_low=tau_low,
-                              bootstrap=bootstrap, min_gain=min_gain,
-                              controls_requested=list(controls),
-                              controls_used=used, controls_missing=missing,
-                              length_source=length_source, mi_rows=len(sub), seed=seed,
-                              noise_floor=floors,
-                              null={k: v.summary for k, v in nulls.items()},
-                              critical_factor=critical_factor, excluded_meta=meta),
-        counts=DiscoveryCounts(rows_in=len(table), rows_used=int(usable.sum()), dropped=dropped,
-                               tasks=int(len(np.unique(tasks[usable]))), languages=langs,
-                               non_cuda_rows=int((~T.cuda_mask(table)).sum())))
+    settings = DiscoveryRun(
+        target=target, normalize_within_task=normalize_within_task, correct_only=correct_only,
+        tau_high=tau_high, tau_low=tau_low, bootstrap=bootstrap, min_gain=min_gain,
+        controls_requested=list(controls), controls_used=prep.used,
+        controls_missing=prep.missing, length_source=prep.length_source, mi_rows=len(sub),
+        seed=seed, noise_floor={kind: {k: v["q99"] for k, v in null.summary.items()}
+                                for kind, null in th.nulls.items()},
+        null={k: v.summary for k, v in th.nulls.items()}, critical_factor=critical_factor,
+        excluded_meta=prep.meta)
+    return Discovery(round=prep.round, features=features, f_star=f_star, settings=settings,
+                     counts=_counts(table, prep, p))
+
+
+def _counts(table: pd.DataFrame, prep: Prepared, p: Problem) -> DiscoveryCounts:
+    """Rows in and used, drops by reason, tasks and languages of the input."""
+    return DiscoveryCounts(rows_in=len(table), rows_used=int(p.usable.sum()),
+                           dropped=prep.dropped, tasks=int(len(np.unique(p.tasks[p.usable]))),
+                           languages=T.language_counts(table),
+                           non_cuda_rows=int((~T.cuda_mask(table)).sum()))
