@@ -83,6 +83,11 @@ class ArchiveSettings(BaseModel):
     #: Archive axes: F*'s critical, structural features, best MI x stability first, at most
     #: this many (3 keeps a readable grid; a CVT is used only above cvt_above_dims).
     max_dims: int = 3
+    #: Pattern axes: at most this many of the pattern features discovery keeps, highest
+    #: within-task MI first. Two axes give tens of bins per task (6 x 5 at most), a number a
+    #: campaign can fill and a reader can check; every added axis multiplies the bins a task
+    #: must reach (five kept axes give 1800), so SCov could only fall, never be closed.
+    max_pattern_axes: int = Field(2, ge=1)
     #: Features kept in F* by fewer than this fraction of the resamples do not span the
     #: archive (a bin axis must not depend on which programs happened to be sampled).
     min_stability: float = 0.6

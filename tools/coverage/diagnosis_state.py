@@ -121,8 +121,10 @@ def archive_features(discovery: Any | None, table: pd.DataFrame, notes: list[str
     Pattern features (:data:`structcover.tools.coverage.axes.PATTERN_AXES`) are what users and
     prompts name, so their level combinations are the bins. Discovery keeps a pattern
     feature when it is in F* or above the marginal tier (its MI clears the within-task
-    permutation null) and not confounded; when
-    it keeps none, every pattern feature the table has spans the archive (a note says so),
+    permutation null) and not confounded. At most ``settings.max_pattern_axes`` of them span
+    the archive, highest within-task MI first (a note names the ones left out): each axis
+    multiplies the bins every task must reach. When discovery keeps none, the first
+    ``max_pattern_axes`` pattern features the table has span the archive (a note says so),
     since coverage of the pattern space is the question even where speed does not separate
     the levels. Without pattern features, the older rule applies: F*'s critical, structural,
     stable features (``settings.max_dims`` of them, best MI x stability first) on fixed edges;
@@ -140,14 +142,23 @@ def archive_features(discovery: Any | None, table: pd.DataFrame, notes: list[str
             by[f].tier in ("critical", "moderate")
             and not getattr(by[f], "confounded", False)))]
         if kept:
+            # Highest within-task MI first, ties in the documented axis order; capped so that
+            # a task has tens of bins a campaign can fill, not thousands.
+            kept.sort(key=lambda f: -(by[f].mi or 0.0))
+            axes, capped = kept[:s.max_pattern_axes], kept[s.max_pattern_axes:]
             left = [f for f in patterns if f not in kept]
-            notes.append(f"archive spans the pattern features discovery keeps: {kept}"
+            notes.append(f"archive spans the pattern features discovery keeps, by MI: {axes}"
+                         + (f"; kept but past max_pattern_axes={s.max_pattern_axes}: "
+                            + ", ".join(f"{f} (MI {by[f].mi or 0.0:.3f})" for f in capped)
+                            if capped else "")
                          + (f"; not kept: {left}" if left else ""))
-            return kept
+            return axes
+        axes = patterns[:s.max_pattern_axes]
         notes.append("discovery keeps no pattern feature"
                      + (" (no discovery)" if discovery is None else "")
-                     + f": the archive spans every pattern feature present, {patterns}")
-        return patterns
+                     + f": the archive spans the first {len(axes)} pattern features present, "
+                       f"{axes} (of {patterns}; max_pattern_axes={s.max_pattern_axes})")
+        return axes
     if discovery is not None:
         f_star = [f for f in discovery.f_star if f in table.columns and f in by]
         for tiers in (("critical",), ("critical", "moderate")):

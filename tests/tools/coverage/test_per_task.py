@@ -139,3 +139,21 @@ def test_report_shows_the_task_by_bin_table(table: pd.DataFrame) -> None:
     assert section.count('<th class="bin"') == 5  # the five reached bins
     assert "tensor_cores=yes" in section  # vadd's proof, with its rule
     assert "SCov per task, mean" in page and not math.isnan(d.scov_task_mean)
+
+
+def test_pattern_axes_are_capped_by_mi(table: pd.DataFrame) -> None:
+    from structcover.config import ArchiveSettings
+
+    wide = table.assign(**{"pattern.sync": "none", "pattern.global_access": "coalesced"})
+    feats = [SimpleNamespace(name=n, tier="critical", confounded=False, stability=1.0, mi=mi)
+             for n, mi in (("pattern.global_access", 0.1), ("pattern.reuse", 0.3),
+                           ("pattern.sync", 0.5), ("pattern.tensor_cores", 0.01))]
+    disc = SimpleNamespace(features=feats, f_star=[])
+    notes: list[str] = []
+    # The two highest-MI kept axes, in MI order; the others are named as left out.
+    assert archive_features(disc, wide, notes) == ["pattern.sync", "pattern.reuse"]
+    assert "past max_pattern_axes=2" in notes[-1] and "pattern.global_access" in notes[-1]
+    assert archive_features(disc, wide, [], ArchiveSettings(max_pattern_axes=3)) == [
+        "pattern.sync", "pattern.reuse", "pattern.global_access"]
+    # Two axes of 5 levels: 25 bins per task, not thousands.
+    assert build_archive(wide, ["pattern.sync", "pattern.reuse"]).n_bins == 25
