@@ -12,15 +12,24 @@ one, else its ``task_id``; a task no rule knows gets no proof. A bin a rule excl
 program of the task reaches is not excluded (the program disproves the rule for that task)
 and the contradiction is reported.
 
-Shipped rules (:data:`DEFAULT_TASK_RULES`):
+A rule must hold for every program the verifier accepts for the task (it compiles, passes
+the anti-hacking checks, and is equivalent to the reference); a bin no operator reaches is an
+open gap, never an infeasible one. Shipped rules (:data:`DEFAULT_TASK_RULES`):
+
+* ``work-reads-global-memory``: ``pattern.global_access = none`` is infeasible for every task.
+  Each task's outputs are computed from inputs that live in device global memory; a verified
+  program must define a ``__global__`` kernel and may delegate nothing to a library. A
+  program whose kernels touch no global memory therefore leaves the outputs to the host (or
+  to nothing): it does the task's work off the GPU, which is a hack, not a structure.
 
 * ``tensor-cores-need-a-contraction``: ``pattern.tensor_cores = yes`` is infeasible for tasks
-  without a sum of products (element-wise maps, permutations, histograms). A tensor-core
-  instruction computes ``D = A·B + C`` on matrix fragments; on such a task it could only
-  multiply by a constant (identity or ones) matrix, which performs none of the task's work,
-  so no useful program of the task uses tensor cores. Reductions, scans, softmax, layernorm
-  and SpMV are not listed: tensor-core reductions and scans exist (a ones-matrix product
-  sums a fragment), so no proof is claimed for them.
+  whose work has no multiply-accumulate at all (relu, transpose, histogram, copy). A
+  tensor-core instruction computes ``D = A·B + C`` on matrix fragments; in these tasks it could
+  only multiply by a constant identity or permutation matrix, so it would move data the task
+  moves anyway and do none of its arithmetic. vector_add and saxpy are *not* listed: with
+  ``A`` the identity (times ``a``) and ``C`` the second input, an MMA computes ``a·x + y``,
+  the task's own work. Reductions, scans, softmax, layernorm and SpMV are not listed either:
+  tensor-core reductions and scans exist (a ones-matrix product sums a fragment).
 """
 
 from __future__ import annotations
@@ -33,9 +42,15 @@ from pydantic import BaseModel, Field
 
 from structcover.tools.coverage.archive import Archive, GridArchive
 
-#: Families of the sample corpus (and common task names) with no sum of products.
-NO_CONTRACTION_FAMILIES: tuple[str, ...] = ("vector_add", "saxpy", "relu", "relu_fp16",
-                                            "transpose", "histogram", "copy", "elementwise")
+#: Families of the sample corpus (and common task names) with no multiply-accumulate: an MMA
+#: there multiplies by a constant matrix and does none of the task's arithmetic. Not
+#: vector_add or saxpy: ``(a·I)·x + y`` is an MMA that does their work.
+NO_CONTRACTION_FAMILIES: tuple[str, ...] = ("relu", "relu_fp16", "transpose", "histogram",
+                                            "copy")
+
+
+#: ``TaskRule.families`` entry that makes a rule hold for every task.
+EVERY_TASK = "*"
 
 
 class TaskRule(BaseModel):
@@ -43,15 +58,27 @@ class TaskRule(BaseModel):
 
     name: str
     when: dict[str, str] = Field(description="feature -> level the excluded bins have")
-    families: list[str] = Field(description="task families (or task ids) the rule holds for")
+    families: list[str] = Field(description="task families (or task ids) the rule holds for; "
+                                            f"{EVERY_TASK!r}: every task")
     reason: str
+
+    def applies_to(self, family: str, task: str) -> bool:
+        """Whether the rule holds for a task of this family (or this task id)."""
+        return EVERY_TASK in self.families or family in self.families or task in self.families
 
 
 DEFAULT_TASK_RULES: tuple[TaskRule, ...] = (
+    TaskRule(name="work-reads-global-memory", when={"pattern.global_access": "none"},
+             families=[EVERY_TASK],
+             reason="the task's outputs are computed from inputs in device global memory and a "
+                    "verified program must do that work in its own __global__ kernel (no "
+                    "library delegation): a program whose kernels touch no global memory "
+                    "leaves the work to the host, a hack rather than a structure"),
     TaskRule(name="tensor-cores-need-a-contraction", when={"pattern.tensor_cores": "yes"},
              families=list(NO_CONTRACTION_FAMILIES),
              reason="the task has no sum of products: a tensor-core MMA (D = A·B + C) could "
-                    "only multiply by a constant matrix and does none of the task's work"),
+                    "only multiply by a constant identity or permutation matrix, moving data "
+                    "and doing none of the task's arithmetic"),
 )
 
 
@@ -137,7 +164,7 @@ def per_task_coverage(table: pd.DataFrame, archive: Archive, idx: np.ndarray, *,
         proofs = []
         for rule in rules:
             mask = masks[rule.name]
-            if mask is None or (family not in rule.families and task not in rule.families):
+            if mask is None or not rule.applies_to(family, task):
                 continue
             proofs.append(TaskInfeasibility(rule=rule.name, when=rule.when, reason=rule.reason,
                                             bins=int((mask & ~hit & ~excluded).sum()),
@@ -177,7 +204,7 @@ def task_infeasible_bins(table: pd.DataFrame, archive: Archive, idx: np.ndarray 
         hit[idx[rows][idx[rows] >= 0]] = True
         for rule in rules:
             mask = masks[rule.name]
-            if mask is None or (family not in rule.families and task not in rule.families):
+            if mask is None or not rule.applies_to(family, task):
                 continue
             for i in np.flatnonzero(mask & ~hit):
                 out.setdefault(task, {}).setdefault(labels[i], f"{rule.name}: {rule.reason}")

@@ -34,7 +34,7 @@ def _rows(task: str, family: str, reuse: list[str], tc: list[str]) -> pd.DataFra
 @pytest.fixture
 def table() -> pd.DataFrame:
     return pd.concat([
-        _rows("vadd", "vector_add", ["none", "none", "smem_staging"], ["no"] * 3),
+        _rows("vadd", "relu", ["none", "none", "smem_staging"], ["no"] * 3),
         _rows("gemm", "gemm", ["smem_tiling", "smem_and_register", "smem_and_register",
                                "none"], ["no", "no", "yes", "no"]),
     ], ignore_index=True)
@@ -74,7 +74,7 @@ def test_per_task_scov_removes_only_proven_bins(table: pd.DataFrame) -> None:
     arch = build_archive(table, ["pattern.reuse", "pattern.tensor_cores"])
     per = {t.task_id: t for t in per_task_coverage(table, arch, arch.index(table))}
     vadd, gemm = per["vadd"], per["gemm"]
-    # vector_add has no sum of products: its 5 tensor-core bins are proven infeasible.
+    # relu has no sum of products: its 5 tensor-core bins are proven infeasible.
     assert vadd.bins_covered == 2 and vadd.bins_feasible == 5
     assert vadd.scov == pytest.approx(2 / 5)
     assert [p.rule for p in vadd.infeasible] == ["tensor-cores-need-a-contraction"]
@@ -87,7 +87,7 @@ def test_per_task_scov_removes_only_proven_bins(table: pd.DataFrame) -> None:
 
 
 def test_a_program_disproves_a_rule_for_its_task(table: pd.DataFrame) -> None:
-    hacked = pd.concat([table, _rows("vadd", "vector_add", ["none"], ["yes"])],
+    hacked = pd.concat([table, _rows("vadd", "relu", ["none"], ["yes"])],
                        ignore_index=True)
     arch = build_archive(hacked, ["pattern.reuse", "pattern.tensor_cores"])
     vadd = next(t for t in per_task_coverage(hacked, arch, arch.index(hacked))
@@ -157,3 +157,23 @@ def test_pattern_axes_are_capped_by_mi(table: pd.DataFrame) -> None:
         "pattern.sync", "pattern.reuse", "pattern.global_access"]
     # Two axes of 5 levels: 25 bins per task, not thousands.
     assert build_archive(wide, ["pattern.sync", "pattern.reuse"]).n_bins == 25
+
+
+def test_no_global_access_is_infeasible_for_every_task(table: pd.DataFrame) -> None:
+    ga = table.assign(**{"pattern.global_access": "coalesced", "pattern.sync": "none"})
+    arch = build_archive(ga, ["pattern.global_access", "pattern.sync"])
+    per = {t.task_id: t for t in per_task_coverage(ga, arch, arch.index(ga))}
+    for t in per.values():  # 6 x 5 bins; the 5 with global_access=none are proven away
+        assert t.bins_feasible == 25 and t.bins_covered == 1
+        assert [p.rule for p in t.infeasible] == ["work-reads-global-memory"]
+    proofs = task_infeasible_bins(ga, arch)
+    assert set(proofs) == {"vadd", "gemm"}
+    assert sorted(proofs["gemm"]) == [f"pattern.global_access=none,pattern.sync={s}"
+                                      for s in sorted(("none", "block", "warp", "block_and_warp",
+                                                       "atomic_or_grid"))]
+    # A program the extractor finds with no global access disproves the rule for its task only.
+    odd = pd.concat([ga, ga.iloc[[0]].assign(**{"pattern.global_access": "none",
+                                                "program_id": "vadd-odd"})], ignore_index=True)
+    per = {t.task_id: t for t in per_task_coverage(odd, arch, arch.index(odd))}
+    assert per["vadd"].bins_feasible == 26 and per["vadd"].infeasible[0].contradicted_by == 1
+    assert per["gemm"].bins_feasible == 25
