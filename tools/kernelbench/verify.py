@@ -22,21 +22,175 @@ mutation campaign call this one function):
 
 from __future__ import annotations
 
-from typing import Literal
+import ast
+import hashlib
+import importlib.metadata
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Literal
 
-from structcover.schema import Verdict
+from structcover.schema import Timing, Verdict, content_hash
+from structcover.tools.kernelbench.candidate import InlineExtension, UnresolvedInline, find_inline_extensions
+from structcover.tools.kernelbench.outputs import compare_runs
 from structcover.tools.kernelbench.problem import Problem
+from structcover.tools.kernelbench.sandbox import ChildOutcome, run_child
 
 __all__ = ["DEFAULT_WORK_BUDGET", "verify_kernelbench"]
 
-#: Work budget (product of the problem's scaling sizes) on the CPU path.
+#: Work budget (product of the problem's scaling sizes, ``Problem.work``) on the CPU path.
 DEFAULT_WORK_BUDGET = 2.0 ** 22
+#: Reference runs are cached here by (problem text, sizes, seed, trials, device, torch).
+_REF_CACHE_ENV = "STRUCTCOVER_KERNELBENCH_CACHE"
+#: Hard anti-hacking checks that flag a KernelBench candidate without rejecting it.
+_NOT_REJECTING = frozenset({"defines_kernel"})
+
+
+def _cache_root() -> Path:
+    env = os.environ.get(_REF_CACHE_ENV)
+    if env:
+        return Path(env)
+    from structcover.config import load_settings
+
+    return Path(load_settings().verify.cache_dir).parent / "kernelbench"
+
+
+def pick_backend(backend: str) -> Literal["cpu", "gpu"]:
+    """``auto`` resolves to ``gpu`` where a device is usable, else ``cpu``.
+
+    Raises:
+        ValueError: Not one of auto, cpu, gpu.
+        RuntimeError: ``gpu`` asked for where no GPU is usable (the message says why).
+    """
+    if backend not in ("auto", "cpu", "gpu"):
+        raise ValueError(f"--backend {backend}: KernelBench tasks run on auto, gpu or cpu")
+    if backend == "cpu":
+        return "cpu"
+    from structcover.tools.verify.gpu_runner import GpuBackend
+
+    usable, why = GpuBackend().available()
+    if usable:
+        return "gpu"
+    if backend == "gpu":
+        raise RuntimeError(f"--backend gpu: {why}")
+    return "cpu"
+
+
+def _verdict(candidate_text: str, problem: Problem, seed: int, **kw: Any) -> Verdict:
+    return Verdict(program_id=content_hash(candidate_text), task_id=problem.id, seed=seed, **kw)
+
+
+def _static(candidate_text: str, problem: Problem, seed: int
+            ) -> tuple[list[InlineExtension], list[str], Verdict | None]:
+    """Parse, run the anti-hacking checks, find the extensions; a verdict when that decides."""
+    from structcover.tools.verify.hacking import hard_failures
+    from structcover.tools.verify.hacking_py import run_python_checks
+
+    try:
+        ast.parse(candidate_text)
+    except (SyntaxError, ValueError) as exc:
+        return [], [], _verdict(candidate_text, problem, seed, compiled=False, equivalent=False,
+                                failure="syntax-error", detail=f"not valid Python: {exc}")
+    results = run_python_checks(candidate_text)
+    flags = [r.name for r in results if not r.ok]
+    # A ModelNew without a custom kernel (pure torch) is a weak but legitimate KernelBench
+    # answer: flagged, still verified. Every other hard check rejects it unrun.
+    hard = [r for r in hard_failures(results) if r.name not in _NOT_REJECTING]
+    if hard:
+        return [], flags, _verdict(
+            candidate_text, problem, seed, equivalent=False, failure="hacking",
+            hacking_flags=flags, detail="rejected by anti-hacking checks: "
+            + "; ".join(f"{r.name}: {r.reason}" for r in hard))
+    try:
+        exts = find_inline_extensions(candidate_text)
+    except UnresolvedInline as exc:
+        return [], flags, _verdict(candidate_text, problem, seed, hacking_flags=flags,
+                                   failure="unsupported", detail=f"unsupported: {exc}")
+    return exts, flags, None
+
+
+def _build_cpu(exts: list[InlineExtension], build: Path) -> tuple[dict[str, str], Verdict | None,
+                                                                    str]:
+    """Build every extension for the CPU: ({key: library}, None, log) or a failure's pieces."""
+    if not exts:
+        return {}, None, ""
+    try:
+        from structcover.tools.kernelbench.cpu_build import UnsupportedConstruct, build_cpu_extension
+    except ImportError as exc:  # the CPU builder is part of this package; a broken install
+        return {}, Verdict(program_id="", failure="unsupported",
+                           detail=f"unsupported: the CPU build of load_inline sources ({exc})"), ""
+    built: dict[str, str] = {}
+    for ext in exts:
+        try:
+            built[ext.key()] = str(build_cpu_extension(ext, build / ext.key()))
+        except UnsupportedConstruct as exc:
+            construct = getattr(exc, "construct", None) or str(exc)
+            return {}, Verdict(program_id="", failure="unsupported",
+                               detail=f"unsupported: {construct}"), ""
+        except Exception as exc:  # noqa: BLE001 - a build error carries the compiler's log
+            log = str(getattr(exc, "log", "") or exc)
+            return {}, Verdict(program_id="", compiled=False, failure="compile-error",
+                               detail=f"extension {ext.name!r} (line {ext.line}) did not build",
+                               compile_log=log[-4000:]), log
+    return built, None, ""
+
+
+def _reference(problem: Problem, sizes: dict[str, int], seed: int, trials: int, device: str,
+               time_it: bool, timeout_s: float) -> tuple[ChildOutcome, Path]:
+    """The reference child's run, from the cache when the same run was made before."""
+    try:
+        torch_version = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        torch_version = "none"
+    key = hashlib.sha256(json.dumps([problem.text, sizes, seed, trials, device, time_it,
+                                     torch_version], sort_keys=True).encode()).hexdigest()[:20]
+    root = _cache_root()
+    final = root / f"ref-{key}"
+    if (final / "result.json").is_file() and not time_it:
+        result = json.loads((final / "result.json").read_text())
+        if result.get("status") == "ok":
+            return ChildOutcome(result=result, folder=final, notes=["reference from cache"]), final
+    root.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="ref-", dir=root))
+    try:
+        shutil.copyfile(problem.path, work / "problem.py")
+        job = {"mode": "reference", "device": device, "problem_file": str(work / "problem.py"),
+               "sizes": sizes, "seed": seed, "trials": trials, "time": time_it}
+        outcome = run_child(job, work, work / "out", device=device, timeout_s=timeout_s)
+        if outcome.ok:
+            if final.exists():
+                shutil.rmtree(final, ignore_errors=True)
+            os.replace(work / "out", final)  # atomic publish: a half-written run is never read
+            outcome.folder = final
+            return outcome, final
+        return outcome, work / "out"
+    finally:
+        # Published or failed, the scratch folder goes (the outcome holds the failure's text).
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _copy_inputs(ref: dict[str, Any], ref_dir: Path, dest: Path) -> Path:
+    """The reference's inputs (never its outputs) into the candidate's job folder."""
+    dest.mkdir()
+    for t in range(len(ref["trials"])):
+        shutil.copyfile(ref_dir / f"in_{t}.npz", dest / f"in_{t}.npz")
+    (dest / "inputs.json").write_text(json.dumps([t["inputs"] for t in ref["trials"]]))
+    return dest
+
+
+def _timing(raw: dict[str, Any] | None) -> Timing | None:
+    if not raw:
+        return None
+    return Timing(median_ms=raw["median_ms"], mean_ms=raw["mean_ms"], std_ms=raw["std_ms"],
+                  trials=raw["trials"], cv=raw["cv"])
 
 
 def verify_kernelbench(candidate_text: str, problem: Problem, *,
                        backend: Literal["auto", "cpu", "gpu"] = "auto", seed: int = 0,
                        trials: int = 3, work_budget: float | None = None,
-                       timeout_s: float = 300.0) -> Verdict:
+                       timeout_s: float = 300.0, time_it: bool = True) -> Verdict:
     """Check ``candidate_text`` (a Python file defining ``ModelNew``) against ``problem``.
 
     Args:
@@ -44,12 +198,81 @@ def verify_kernelbench(candidate_text: str, problem: Problem, *,
         problem: The reference problem (:func:`~structcover.tools.kernelbench.problem.resolve_problem`).
         backend: ``auto``, ``cpu`` or ``gpu``.
         seed: Seed of the first trial's inputs and of the weights of both models.
-        trials: Correctness trials (each with fresh inputs).
-        work_budget: Shrink the problem's sizes to this work (default: the CPU budget on the
-            CPU path, none on the GPU path).
+        trials: Correctness trials (each with fresh inputs; at least 2, so a result cached
+            across calls shows).
+        work_budget: Shrink the problem's sizes to this work (default: :data:`DEFAULT_WORK_BUDGET`
+            on the CPU path, none on the GPU path).
         timeout_s: Wall-clock limit of each sandboxed child.
+        time_it: On the GPU path, time candidate and reference (speedup, energy).
 
     Returns:
         The verdict (see the module doc).
+
+    Raises:
+        ValueError: A bad call (backend name, trials, budget).
+        RuntimeError: ``backend="gpu"`` where no GPU is usable.
     """
-    raise NotImplementedError("landing next")
+    if trials < 2:
+        raise ValueError(f"trials must be >= 2 (a cached result needs two inputs), got {trials}")
+    kind = pick_backend(backend)
+    device = "cuda" if kind == "gpu" else "cpu"
+    exts, flags, decided = _static(candidate_text, problem, seed)
+    if decided is not None:
+        decided.backend = kind
+        return decided
+    budget = work_budget if work_budget is not None else (
+        DEFAULT_WORK_BUDGET if kind == "cpu" else None)
+    sizes = problem.shrunk(budget) if budget is not None else dict(problem.sizes)
+    notes = []
+    if sizes != problem.sizes:
+        changed = ", ".join(f"{k} {problem.sizes[k]}->{v}" for k, v in sizes.items()
+                            if v != problem.sizes[k])
+        notes.append(f"sizes shrunk to the work budget {budget:g}: {changed} (a candidate that "
+                     "hard-codes the original sizes fails)")
+    base: dict[str, Any] = {"backend": kind, "hacking_flags": flags}
+    with tempfile.TemporaryDirectory(prefix="structcover-kb-") as tmp:
+        work = Path(tmp)
+        built, failed, _log = ({}, None, "") if kind == "gpu" else _build_cpu(exts, work / "build")
+        if failed is not None:
+            return failed.model_copy(update={"program_id": content_hash(candidate_text),
+                                             "task_id": problem.id, "seed": seed, "notes": notes,
+                                             "equivalent": None if failed.failure == "unsupported"
+                                             else False, **base})
+        ref, ref_dir = _reference(problem, sizes, seed, trials, device, kind == "gpu" and time_it,
+                                  timeout_s)
+        if not ref.ok:
+            return _verdict(candidate_text, problem, seed, failure="reference-failed", notes=notes,
+                            detail="the reference failed: " + str(ref.result.get("detail", "")),
+                            **base)
+        shutil.copyfile(problem.path, work / "problem.py")
+        inputs_dir = _copy_inputs(ref.result, ref_dir, work / "inputs")
+        (work / "candidate.py").write_text(candidate_text, encoding="utf-8",
+                                           errors="surrogatepass")
+        job = {"mode": "candidate", "device": device, "problem_file": str(work / "problem.py"),
+               "candidate_file": str(work / "candidate.py"), "sizes": sizes, "seed": seed,
+               "trials": trials, "time": kind == "gpu" and time_it, "extensions": built,
+               "inputs_dir": str(inputs_dir)}
+        libs = [Path(p).parent for p in built.values()]
+        cand = run_child(job, work, work / "cand", device=device, ro=libs,
+                         timeout_s=timeout_s)
+        notes += cand.notes
+        compiled = bool(exts) or None
+        if not cand.ok:
+            failure = cand.result.get("failure") or "crash"
+            return _verdict(candidate_text, problem, seed, compiled=compiled,
+                            equivalent=None if failure == "unsupported" else False,
+                            failure=failure, detail=str(cand.result.get("detail", "")),
+                            notes=notes, **base)
+        out = compare_runs(ref.result, ref_dir, cand.result, work / "cand", atol=problem.atol,
+                           rtol=problem.rtol, cpu_path=kind == "cpu")
+        verdict = _verdict(candidate_text, problem, seed, compiled=compiled,
+                           equivalent=out.failure is None, failure=out.failure,
+                           detail=out.detail, max_abs_error=out.max_abs_error,
+                           max_rel_error=out.max_rel_error, first_mismatch=out.first_mismatch,
+                           notes=notes + out.notes, **base)
+        cand_t, ref_t = cand.result.get("timing"), ref.result.get("timing")
+        if cand_t and ref_t and cand_t["median_ms"] > 0:
+            verdict.timing = _timing(cand_t)
+            verdict.speedup = ref_t["median_ms"] / cand_t["median_ms"]
+            verdict.energy_j = cand_t.get("energy_j")
+        return verdict

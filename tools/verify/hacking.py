@@ -211,8 +211,9 @@ def check_no_threads(program: str | Subject) -> tuple[bool, str]:
             return False, f"includes a threading or process header: `{target}`"
     found = first_match([
         (r"\bstd::(?:thread|jthread|async)\b", "spawns a C++ thread"),
-        (r"\b(?:pthread_create|thrd_create|posix_spawn\w*|clone3?|system|popen|execv\w*|"
-         r"execl\w*)\s*\(", "spawns a thread or process"),
+        # Not a member call: `t.clone()` / `t->clone()` copy a tensor (torch's C++ API).
+        (r"(?<![.>])\b(?:pthread_create|thrd_create|posix_spawn\w*|clone3?|system|popen|"
+         r"execv\w*|execl\w*)\s*\(", "spawns a thread or process"),
         (r"\b(?:fork|vfork|_Fork)\s*\(\s*\)", "forks a process"),
         (r"#\s*pragma\s+(?:omp|acc)\b", "uses OpenMP/OpenACC"),
     ], subj)

@@ -130,7 +130,20 @@ def _calls(tree: ast.AST, names: _Names):
             yield node, names.dotted(node.func) or ""
 
 
+def _extension_modules(tree: ast.Module, names: _Names) -> set[str]:
+    """Names bound to a compiled extension (``ext = load_inline(...)``): their methods are the
+    candidate's own kernels, whatever they are called (``ext.matmul``)."""
+    bound = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            target = names.dotted(node.value.func) or ""
+            if target.endswith("load_inline") or target.endswith("cpp_extension.load"):
+                bound |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return bound
+
+
 def _delegation(tree: ast.Module, names: _Names) -> str | None:
+    extensions = _extension_modules(tree, names)
     for fn in _forward_functions(tree):
         for node in ast.walk(fn):
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
@@ -139,7 +152,8 @@ def _delegation(tree: ast.Module, names: _Names) -> str | None:
             if target.startswith("torch.") and not _TORCH_ALLOWED.match(target):
                 return f"calls torch op `{target}` in forward ({_where(node)})"
             if isinstance(node.func, ast.Attribute) and node.func.attr in _TENSOR_COMPUTE and \
-                    not target.startswith(("self.", "math.")):
+                    not target.startswith(("self.", "math.")) and \
+                    target.split(".")[0] not in extensions:
                 return f"calls tensor method `.{node.func.attr}()` in forward ({_where(node)})"
     for node, target in _calls(tree, names):
         if target in ("exec", "eval", "compile", "__import__", "importlib.import_module",

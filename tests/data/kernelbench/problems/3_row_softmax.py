@@ -1,0 +1,25 @@
+"""Softmax over each row of a matrix."""
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """out = softmax(x, dim=1)."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.softmax(x, dim=1)
+
+
+batch_size = 16
+dim = 1000
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim) * 4.0]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,295 @@
+"""The sandboxed torch child: ``python -m structcover.tools.kernelbench.child JOB.json``.
+
+The only process in which a problem's or a candidate's Python runs. The verifier starts it in
+the bubblewrap jail (``tools/verify/jail.py``: the Python installation and this package
+read-only, no network, a private ``/tmp``, rlimits) with one writable folder, the job's.
+
+Two modes, one process each, so a candidate never shares a process with the reference:
+
+``reference``
+    Per trial ``t``: ``torch.manual_seed(seed + t)``, ``get_inputs()`` (the problem's sizes
+    replaced by the job's, which may be shrunk); the inputs go to ``in_{t}.npz`` (+ their kinds
+    in ``result.json``); the reference ``Model`` (weights: seed, ``get_init_inputs()``, seed
+    again, construct, as KernelBench does) runs on them; outputs to ``out_{t}.npz``.
+``candidate``
+    Same seeding and construction for ``ModelNew``; inputs are *read* from the reference's
+    files (the candidate cannot influence them); per trial the outputs go to ``out_{t}.npz``
+    and the inputs as they are after the call to ``after_{t}.npz``. Checked here, at run time:
+    an output that aliases an input, an output whose storage was returned before or that a
+    later call overwrote (a buffer kept across calls), and on the GPU work left running after
+    ``forward`` returns (``gpu_protocol.async_work_check``).
+
+CPU path: :mod:`cpu_shims` first, then ``torch.use_deterministic_algorithms(True,
+warn_only=True)`` with ``torch.utils.deterministic.fill_uninitialized_memory = True``, so every
+``torch.empty`` (Python or C++) starts as NaN / the integer maximum and an unwritten or
+uninitialised-read output cannot pass as zeros. GPU path: the real ``load_inline`` builds into
+the job folder; after the trials, :func:`gpu_protocol.time_callable` times the model.
+
+``result.json``: ``{"status": "ok"|"error", "failure", "detail", "trials": [{"outputs":
+[{"dtype", "shape"}], "inputs": [...]}], "flags": [...], "timing": {...}|null}``. Arrays never
+pass through JSON; messages never carry data values.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import traceback
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+#: Exception text -> failure kind (the CPU build's runtime names what it found).
+_KINDS = (("data race", "race"), ("race", "race"), ("deadlock", "deadlock"),
+          ("out of bounds", "out-of-bounds"), ("out-of-bounds", "out-of-bounds"),
+          ("uninitiali", "uninitialised-read"), ("unsupported", "unsupported"))
+
+
+def classify(exc: BaseException) -> str:
+    """The failure kind of an exception the candidate's call raised (``crash`` by default)."""
+    text = f"{type(exc).__name__}: {exc}".lower()
+    for needle, kind in _KINDS:
+        if needle in text:
+            return kind
+    return "crash"
+
+
+def _short(exc: BaseException, limit: int = 600) -> str:
+    text = f"{type(exc).__name__}: {exc}".strip()
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _import_file(name: str, path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path.name}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _to_numpy(t: Any) -> tuple[Any, str]:
+    import numpy as np
+    import torch
+
+    t = t.detach().to("cpu").contiguous()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(np.uint16), "bfloat16"
+    return t.numpy(), str(t.dtype).removeprefix("torch.")
+
+
+def _from_numpy(arr: Any, dtype: str, device: str) -> Any:
+    import numpy as np
+    import torch
+
+    if dtype == "bfloat16":
+        return torch.from_numpy(arr.view(np.int16).copy()).view(torch.bfloat16).to(device)
+    return torch.from_numpy(arr.copy()).to(device)
+
+
+def _flatten(result: Any) -> list[Any]:
+    return list(result) if isinstance(result, tuple | list) else [result]
+
+
+def _save(path: Path, tensors: list[Any]) -> list[dict[str, Any]]:
+    """Tensors to ``path`` (npz, keys a0..), their dtypes and shapes to the returned list."""
+    import numpy as np
+    import torch
+
+    arrays, meta = {}, []
+    for i, t in enumerate(tensors):
+        if isinstance(t, torch.Tensor):
+            arr, dtype = _to_numpy(t)
+            arrays[f"a{i}"] = arr
+            meta.append({"kind": "tensor", "dtype": dtype, "shape": list(arr.shape)})
+        elif isinstance(t, bool | int | float) or t is None:
+            meta.append({"kind": "value", "value": t})
+        else:
+            meta.append({"kind": "other", "type": type(t).__name__})
+    np.savez(path, **arrays)
+    return meta
+
+
+def _load_inputs(path: Path, meta: list[dict[str, Any]], device: str) -> list[Any]:
+    import numpy as np
+
+    with np.load(path) as data:
+        return [_from_numpy(data[f"a{i}"], m["dtype"], device) if m["kind"] == "tensor"
+                else m.get("value") for i, m in enumerate(meta)]
+
+
+def _construct(cls: Any, problem: ModuleType, seed: int, device: str) -> Any:
+    import torch
+
+    torch.manual_seed(seed)
+    init = list(problem.get_init_inputs()) if hasattr(problem, "get_init_inputs") else []
+    torch.manual_seed(seed)
+    model = cls(*init)
+    return model.to(device) if hasattr(model, "to") else model
+
+
+def _storages(tensors: list[Any]) -> list[tuple[int, int]]:
+    """(start, end) byte ranges of the tensors' storages."""
+    import torch
+
+    out = []
+    for t in tensors:
+        if isinstance(t, torch.Tensor) and t.untyped_storage().nbytes() > 0:
+            start = t.untyped_storage().data_ptr()
+            out.append((start, start + t.untyped_storage().nbytes()))
+    return out
+
+
+def _overlaps(a: tuple[int, int], ranges: list[tuple[int, int]]) -> bool:
+    return any(a[0] < end and start < a[1] for start, end in ranges)
+
+
+def _prepare(job: dict[str, Any]) -> tuple[ModuleType, str]:
+    import torch
+
+    device = job["device"]
+    torch.set_num_threads(int(job.get("threads", 1)))
+    if device == "cpu":
+        if job["mode"] == "candidate":
+            from structcover.tools.kernelbench.cpu_shims import install_cpu_shims
+
+            install_cpu_shims(job.get("extensions", {}))
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        torch.utils.deterministic.fill_uninitialized_memory = True  # type: ignore[attr-defined]
+    problem = _import_file("kb_problem", Path(job["problem_file"]))
+    problem.__dict__.update(job["sizes"])
+    return problem, device
+
+
+def run_reference(job: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """Inputs and reference outputs for every trial (module doc)."""
+    import torch
+
+    problem, device = _prepare(job)
+    model = _construct(problem.Model, problem, job["seed"], device)
+    trials = []
+    for t in range(job["trials"]):
+        torch.manual_seed(job["seed"] + t)
+        inputs = list(problem.get_inputs())
+        in_meta = _save(folder / f"in_{t}.npz", inputs)
+        inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
+        with torch.no_grad():
+            outputs = _flatten(model(*inputs))
+        trials.append({"inputs": in_meta, "outputs": _save(folder / f"out_{t}.npz", outputs)})
+    result: dict[str, Any] = {"status": "ok", "trials": trials, "flags": [], "timing": None}
+    if job.get("time") and device == "cuda":
+        result["timing"] = _time(model, inputs, job)
+    return result
+
+
+def _time(model: Any, inputs: list[Any], job: dict[str, Any]) -> dict[str, Any]:
+    import torch
+
+    from structcover.tools.kernelbench.gpu_protocol import l2_flush_buffer, time_callable
+
+    monitor = None
+    try:
+        from structcover.tools.verify.gpu_nvml import NvmlMonitor
+
+        monitor = NvmlMonitor(0)
+    except Exception:  # noqa: BLE001 - no NVML: timing without energy
+        monitor = None
+    flush = l2_flush_buffer(torch, torch.cuda, "cuda")
+    with torch.no_grad():
+        return dict(time_callable(model, inputs, torch.cuda, flush, warmup=job.get("warmup", 3),
+                                  trials=job.get("timing_trials", 20), monitor=monitor))
+
+
+def run_candidate(job: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """The candidate on the reference's inputs, with the run-time checks (module doc)."""
+    import torch
+
+    problem, device = _prepare(job)
+    try:
+        cand = _import_file("kb_candidate", Path(job["candidate_file"]))
+    except Exception as exc:  # noqa: BLE001 - the candidate's own failure is a verdict
+        return {"status": "error", "failure": classify(exc) if classify(exc) != "crash"
+                else "import-error", "detail": "importing the candidate: " + _short(exc)}
+    if not hasattr(cand, "ModelNew"):
+        return {"status": "error", "failure": "no-modelnew",
+                "detail": "the candidate defines no ModelNew"}
+    for name, value in job["sizes"].items():
+        if name in cand.__dict__ and isinstance(cand.__dict__[name], int):
+            cand.__dict__[name] = value  # the candidate's copy of the problem's size constants
+    try:
+        model = _construct(cand.ModelNew, problem, job["seed"], device)
+    except Exception as exc:  # noqa: BLE001
+        return {"status": "error", "failure": classify(exc),
+                "detail": "constructing ModelNew: " + _short(exc)}
+    # Only the inputs: the reference's outputs are never readable from the candidate's process.
+    in_meta = json.loads((Path(job["inputs_dir"]) / "inputs.json").read_text())
+    trials, flags = [], []
+    kept: list[tuple[list[Any], list[Any]]] = []  # earlier outputs and their snapshots
+    last_inputs: list[Any] = []
+    for t, meta in enumerate(in_meta):
+        inputs = _load_inputs(Path(job["inputs_dir"]) / f"in_{t}.npz", meta, device)
+        last_inputs = inputs
+        in_ranges = _storages(inputs)
+        try:
+            with torch.no_grad():
+                outputs = _flatten(model(*inputs))
+            if device == "cuda":
+                torch.cuda.synchronize()
+        except Exception as exc:  # noqa: BLE001
+            return {"status": "error", "failure": classify(exc), "trial": t,
+                    "detail": f"trial {t}: forward raised " + _short(exc), "flags": flags}
+        bad = [i for i, o in enumerate(outputs) if not isinstance(o, torch.Tensor)]
+        if bad:
+            return {"status": "error", "failure": "bad-output", "trial": t,
+                    "detail": f"trial {t}: output {bad[0]} is a {type(outputs[bad[0]]).__name__}, "
+                              "not a tensor"}
+        for i, o in enumerate(outputs):
+            if any(_overlaps(r, in_ranges) for r in _storages([o])):
+                return {"status": "error", "failure": "aliases-input", "trial": t,
+                        "detail": f"trial {t}: output {i} shares memory with an input"}
+        for s, (old, snap) in enumerate(kept):
+            old_ranges = _storages(old)
+            for i, o in enumerate(outputs):
+                if any(_overlaps(r, old_ranges) for r in _storages([o])):
+                    return {"status": "error", "failure": "output-reused", "trial": t,
+                            "detail": f"trial {t}: output {i} is memory returned by trial {s} "
+                                      "(an output kept across calls)"}
+            for i, (o, before) in enumerate(zip(old, snap, strict=True)):
+                if not torch.equal(o.detach().to("cpu").nan_to_num(), before.nan_to_num()):
+                    return {"status": "error", "failure": "output-reused", "trial": t,
+                            "detail": f"trial {t}: the call rewrote output {i} of trial {s}"}
+        kept.append((outputs, [o.detach().to("cpu", copy=True) for o in outputs]))
+        trials.append({"outputs": _save(folder / f"out_{t}.npz", outputs),
+                       "inputs": _save(folder / f"after_{t}.npz", inputs)})
+    result: dict[str, Any] = {"status": "ok", "trials": trials, "flags": flags, "timing": None}
+    if device == "cuda":
+        from structcover.tools.kernelbench.gpu_protocol import async_work_check
+
+        with torch.no_grad():
+            why = async_work_check(model, last_inputs, torch.cuda)
+        if why:
+            kind = why.split(":", 1)[0]
+            return {"status": "error", "failure": kind, "detail": why, "trials": trials}
+        if job.get("time"):
+            result["timing"] = _time(model, last_inputs, job)
+    return result
+
+
+def main(argv: list[str]) -> int:
+    """Run the job named by ``argv[0]``; always writes ``result.json`` unless killed."""
+    job_path = Path(argv[0])
+    job = json.loads(job_path.read_text())
+    folder = Path(job["out_dir"])
+    try:
+        result = (run_reference if job["mode"] == "reference" else run_candidate)(job, folder)
+    except BaseException as exc:  # noqa: BLE001 - SystemExit from user code is a failure too
+        result = {"status": "error", "failure": classify(exc),
+                  "detail": _short(exc), "where": traceback.format_exc(limit=3)[-800:]}
+    (folder / "result.json").write_text(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

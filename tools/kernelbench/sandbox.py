@@ -1,0 +1,129 @@
+"""Start the torch child (``child.py``) in the jail and read back what it wrote.
+
+The child sees, read-only: the Python installation and the virtual environment (torch), the
+package's own source folders (the editable install maps ``structcover`` and
+``structcover.tools`` to them), the job folder (job, problem and candidate files), the
+reference's folder and the prebuilt CPU extensions; writable: its output folder only. No
+network, a private ``/tmp``, uid 65534, rlimits (``tools/verify/jail.py``, docs/SANDBOX.md). On
+the GPU path the driver's device nodes are bound too, and CUDA's toolkit read-only for
+``load_inline``'s nvcc.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import sysconfig
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from structcover.tools.verify.jail import JailLimits, SandboxUnavailable, run_jailed
+
+__all__ = ["ChildOutcome", "run_child"]
+
+#: Address-space limit of the CPU child: torch maps its CUDA libraries at import.
+CPU_MEMORY_MB = 16384
+_GPU_DEVICES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools",
+                "/dev/nvidia-modeset", *(f"/dev/nvidia{i}" for i in range(16)))
+
+
+@dataclass
+class ChildOutcome:
+    """What one child run produced: its ``result.json`` or why there is none."""
+
+    result: dict[str, Any] = field(default_factory=dict)
+    folder: Path = Path()
+    wall_s: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """The child ran to the end and reported no failure."""
+        return self.result.get("status") == "ok"
+
+
+def _python_dirs() -> list[Path]:
+    dirs = {Path(sys.base_prefix), Path(sys.prefix), Path(sysconfig.get_paths()["purelib"]),
+            Path(sysconfig.get_paths()["platlib"]), Path(sys.executable).resolve().parent.parent}
+    return sorted(d.resolve() for d in dirs if d.is_dir())
+
+
+def _source_dirs() -> list[Path]:
+    import structcover
+    import structcover.tools
+
+    return [Path(structcover.__file__).resolve().parent,
+            Path(structcover.tools.__file__).resolve().parent]
+
+
+def _cuda_dirs() -> list[Path]:
+    nvcc = shutil.which("nvcc")
+    dirs = [Path(nvcc).resolve().parent.parent] if nvcc else []
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+    if home and Path(home).is_dir():
+        dirs.append(Path(home).resolve())
+    return dirs
+
+
+def run_child(job: dict[str, Any], work: Path, out_dir: Path, *, device: str,
+              ro: list[Path] = (), timeout_s: float = 300.0) -> ChildOutcome:  # type: ignore[assignment]
+    """Write ``job`` to ``work/job-<mode>.json`` and run the child on it in the jail.
+
+    Args:
+        job: The child's job (``child.py``); ``out_dir`` is filled in.
+        work: The job folder (read-only in the jail).
+        out_dir: The child's writable folder (created).
+        device: ``cpu`` or ``cuda``.
+        ro: More read-only paths (the reference's folder, extension libraries).
+        timeout_s: Wall-clock limit.
+
+    Returns:
+        The outcome; a child that died or timed out has ``result["failure"]`` ``crash`` or
+        ``timeout`` and the tail of its error output in ``detail``.
+
+    Raises:
+        SandboxUnavailable: No jail here and the user did not opt in to running without one.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    job = {**job, "out_dir": str(out_dir)}
+    job_path = work / f"job-{job['mode']}.json"
+    job_path.write_text(json.dumps(job))
+    env = {"OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
+           "TORCH_EXTENSIONS_DIR": str(out_dir / "torch_extensions")}
+    binds = [*_python_dirs(), *_source_dirs(), work, *ro]
+    devices: tuple[str, ...] = ()
+    memory: int | None = CPU_MEMORY_MB
+    if device == "cuda":
+        cuda = _cuda_dirs()
+        binds += [*cuda, Path("/proc/driver/nvidia")]
+        if cuda:
+            env["CUDA_HOME"] = str(cuda[0])
+            env["PATH"] = f"{cuda[0] / 'bin'}:/usr/bin:/bin"
+        devices, memory = _GPU_DEVICES, None  # CUDA reserves huge virtual ranges
+    argv = [sys.executable, "-I", "-m", "structcover.tools.kernelbench.child", str(job_path)]
+    limits = JailLimits(timeout_s=timeout_s, memory_mb=memory, file_size_mb=1024, nofile=1024,
+                        nproc=512)
+    jailed = run_jailed(argv, ro=binds, rw=[out_dir], env=env, cwd=out_dir, limits=limits,
+                        devices=devices)
+    outcome = ChildOutcome(folder=out_dir, wall_s=jailed.wall_s, notes=list(jailed.notes))
+    result_file = out_dir / "result.json"
+    if jailed.timed_out:
+        outcome.result = {"status": "error", "failure": "timeout",
+                          "detail": f"ran past the {timeout_s:g} s limit"}
+        return outcome
+    try:
+        outcome.result = json.loads(result_file.read_text())
+    except (OSError, ValueError):
+        tail = (jailed.stderr or b"").decode("utf-8", "replace").strip().splitlines()[-3:]
+        sig = jailed.signal
+        why = f"killed by signal {sig}" if sig else f"exit {jailed.returncode}"
+        outcome.result = {"status": "error", "failure": "crash",
+                          "detail": f"the torch child died ({why}) without a result"
+                                    + (": " + " | ".join(tail)[-400:] if tail else "")}
+    return outcome
+
+
+__all__ += ["SandboxUnavailable"]
