@@ -180,7 +180,8 @@ def _set_limits(limits: JailLimits) -> None:
 def run_jailed(argv: list[str], *, ro: list[Path] = (), rw: list[Path] = (),  # type: ignore[assignment]
                env: dict[str, str] | None = None, cwd: Path | None = None,
                limits: JailLimits | None = None, pass_fds: tuple[int, ...] = (),
-               allow_unsandboxed: bool | None = None, stdin: int | None = None) -> JailResult:
+               allow_unsandboxed: bool | None = None, stdin: int | None = None,
+               devices: tuple[str, ...] = ()) -> JailResult:
     """Run ``argv`` in the jail and wait for it (never longer than ``limits.timeout_s``).
 
     Args:
@@ -194,6 +195,8 @@ def run_jailed(argv: list[str], *, ro: list[Path] = (), rw: list[Path] = (),  # 
         allow_unsandboxed: When the jail is unusable, run with rlimits only instead of raising;
             None reads ``verify.allow_unsandboxed`` from the settings.
         stdin: A file descriptor for the command's standard input (default: none).
+        devices: Device files bound into the jail's ``/dev`` (``/dev/nvidia0``, ...; those that
+            do not exist are skipped): the GPU path's torch child needs the driver's nodes.
 
     Returns:
         Exit status, captured output (at most the file-size limit) and timing.
@@ -216,6 +219,9 @@ def run_jailed(argv: list[str], *, ro: list[Path] = (), rw: list[Path] = (),  # 
             fds.append(bpf_fd)
             cmd = [bwrap_path() or "bwrap", *_base_args(), *_bind_args(list(ro), list(rw)),
                    "--seccomp", str(bpf_fd)]
+            for dev in devices:
+                if os.path.exists(dev):
+                    cmd += ["--dev-bind", dev, dev]
             for key, value in env.items():
                 cmd += ["--setenv", key, value]
             cmd += ["--chdir", str(cwd) if cwd is not None else "/tmp"]
