@@ -170,9 +170,10 @@ def measure(p: Problem, rows: np.ndarray) -> dict[str, Scores]:
 def calibrate(p: Problem, rows: np.ndarray, *, tau_low: float, tau_high: float,
               critical_factor: float) -> Thresholds:
     """Step 4: the within-task permutation null of each target kind (module doc)."""
-    nulls = {kind: permutation_null(p.columns, p.targets["all"][kind], rows, seed=p.seed,
-                                    groups=p.shuffle_in, n_jobs=p.n_jobs)
-             for kind in ("mi", "mi_controlled") if kind in p.targets["all"]}
+    nulls: dict[str, NullModel] = {
+        kind: permutation_null(p.columns, p.targets["all"][kind], rows, seed=p.seed,
+                               groups=p.shuffle_in, n_jobs=p.n_jobs)
+        for kind in ("mi", "mi_controlled") if kind in p.targets["all"]}
     rep = {c.name: p.duplicate_of.get(c.name, c.name) for c in p.everything}
     return Thresholds(nulls=nulls, rep=rep, tau_low=tau_low, tau_high=tau_high,
                       critical_factor=critical_factor)
