@@ -33,6 +33,28 @@ class MutantSource:
     operators: list[str]
 
 
+@dataclass(frozen=True)
+class OperatorEvent:
+    """One operator of a candidate's chain and how the candidate fared.
+
+    The memory port turns it into an operator outcome: the parent's bin levels before and
+    the levels of the bin the candidate landed in after, when the chain was that one
+    operator (a longer chain's end says nothing about each step), so a later round's planner
+    learns the transition this campaign observed.
+    """
+
+    operator: str
+    family: str
+    ok: bool
+    stage: str
+    round: int
+    task: str = ""
+    parent_id: str = ""
+    candidate_id: str = ""
+    chain: tuple[str, ...] = ()
+    landed_bin: str = ""
+
+
 @dataclass
 class GapMemory:
     """What memory holds about one (task, bin): status, the reason of every failed candidate
@@ -81,8 +103,8 @@ class MemoryTool(Protocol):
     def add_program(self, record: dict[str, Any], round: int) -> None:
         """Store a verified program (idempotent on its id)."""
 
-    def record_operator(self, operator: str, family: str, ok: bool, stage: str) -> None:
-        """Fold one operator outcome into the statistics."""
+    def record_operator(self, event: OperatorEvent) -> None:
+        """Fold one operator outcome into the statistics (idempotent per event)."""
 
 
 class PlannerTool(Protocol):

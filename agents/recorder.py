@@ -9,7 +9,9 @@ are content hashes), so a resumed campaign that replays a step writes nothing tw
 
 from __future__ import annotations
 
-from structcover.agents.ports import Toolbox
+from typing import Any
+
+from structcover.agents.ports import OperatorEvent, Toolbox
 from structcover.graphs.state import TargetResult
 
 
@@ -20,8 +22,7 @@ def record_result(tools: Toolbox, result: TargetResult, round: int, *,
     family = tools.family_of.get(task, task)
     for a in result["attempts"]:
         tools.memory.record_attempt(task, bin_, dict(a), round)
-        for op in a["operators"]:
-            tools.memory.record_operator(op, family, False, a["stage"])
+        _operators(tools, a, family, task, round, ok=False)
     if result["outcome"] == "skipped":
         tools.memory.record_attempt(task, bin_, {"program_id": "", "parent_id": "",
                                                  "operators": [], "stage": "no-candidate",
@@ -34,8 +35,8 @@ def record_result(tools: Toolbox, result: TargetResult, round: int, *,
                                                  "operators": program["operators"],
                                                  "stage": "ok", "reason": "verified",
                                                  "landed_bin": bin_}, round)
-        for op in program["operators"]:
-            tools.memory.record_operator(op, family, True, "ok")
+        _operators(tools, {**program, "stage": "ok", "landed_bin": bin_}, family, task, round,
+                   ok=True)
         tools.memory.add_program(program, round)
         tools.memory.set_status(task, bin_, "filled", round)
         return
@@ -46,3 +47,15 @@ def record_result(tools: Toolbox, result: TargetResult, round: int, *,
         tools.memory.set_status(task, bin_, "infeasible", round, proof=proof)
     else:
         tools.memory.set_status(task, bin_, "open", round)
+
+
+def _operators(tools: Toolbox, attempt: dict[str, Any], family: str, task: str, round: int, *,
+               ok: bool) -> None:
+    """One operator event per operator of the attempt's chain (none for an LLM-written
+    candidate, which has no chain)."""
+    chain = tuple(attempt["operators"])
+    for op in chain:
+        tools.memory.record_operator(OperatorEvent(
+            operator=op, family=family, ok=ok, stage=attempt["stage"], round=round, task=task,
+            parent_id=attempt["parent_id"], candidate_id=attempt["program_id"], chain=chain,
+            landed_bin=attempt.get("landed_bin") or ""))

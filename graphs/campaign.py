@@ -148,7 +148,7 @@ def record(target: TargetState) -> dict[str, Any]:
                    "bin": target["bin"], "parent_id": cand["parent_id"],
                    "operators": cand["operators"], "source": cand["source"],
                    "features": verdict["features"], "backend": verdict["backend"],
-                   "checks": verdict["checks"]}
+                   "checks": verdict["checks"], "kind": cand["kind"]}
     attempts = list(target["feedback"])
     outcome: Literal["filled", "failed", "skipped"] = (
         "filled" if program else ("skipped" if not attempts and target["no_candidate"] else "failed"))

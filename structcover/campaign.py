@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -16,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from structcover.campaign_setup import Prepared, prepare
+from structcover.campaign_tools import origin_of
 
 
 class CampaignOptions(BaseModel):
@@ -63,6 +65,9 @@ class AddedProgram(BaseModel):
     bin: str
     parent_id: str
     operators: list[str]
+    origin: Literal["mutant", "llm"] = Field(
+        "mutant", description="mutant: an operator chain applied to a verified program; llm: "
+                              "written by the LLM Synthesizer")
     verification: Verification
 
 
@@ -96,6 +101,8 @@ class CampaignResult(BaseModel):
     scov_before: float = 0.0
     scov_after: float = 0.0
     added: list[AddedProgram] = Field(default_factory=list)
+    added_by_origin: dict[str, int] = Field(default_factory=dict,
+                                            description="new programs per origin (mutant, llm)")
     reweighted: list[str] = Field(default_factory=list,
                                   description="existing programs re-used (weights), not new")
     open_gaps: list[OpenGap] = Field(default_factory=list)
@@ -189,7 +196,7 @@ def summarize(state: dict[str, Any], prep: Prepared, options: CampaignOptions) -
                 for t in sorted(before) if t in after]
     added = [AddedProgram(program_id=p["program_id"], task=p["task"], bin=p["bin"],
                           parent_id=p["parent_id"], operators=list(p["operators"]),
-                          verification=Verification(backend=p["backend"], equivalent=True,
+                          origin=origin_of(p), verification=Verification(backend=p["backend"], equivalent=True,
                                                     checks=list(p["checks"])))
              for p in state.get("added", [])]
     open_gaps = [OpenGap(task=g["task"], bin=g["bin"],
@@ -203,6 +210,7 @@ def summarize(state: dict[str, Any], prep: Prepared, options: CampaignOptions) -
         drift=list(state.get("drift", [])), coverage=coverage,
         scov_before=_mean([c.before for c in coverage]),
         scov_after=_mean([c.after for c in coverage]), added=added,
+        added_by_origin=dict(sorted(Counter(a.origin for a in added).items())),
         reweighted=sorted({*state.get("reweighted", []), *reused}), open_gaps=open_gaps,
         candidates=int(state.get("candidates", 0)), verified=int(state.get("verified", 0)),
         stopped=str(state.get("stopped", "")), files=dict(state.get("files", {})),

@@ -18,6 +18,10 @@ class PlannerBinding:
 
     store: Any
     dims: dict[str, Any]
+    #: Operators to plan with and corpus-measured effects (None: the registered operators and
+    #: the shipped effects table).
+    operators: Any = None
+    effects: Any = None
 
     def plan(self, features: dict[str, Any], bounds: dict[str, str], *, seed: int, k: int,
              family: str = "") -> list[list[str]]:
@@ -25,7 +29,8 @@ class PlannerBinding:
         from structcover.tools.curation.planner import plan_chains
 
         plan = plan_chains(features, bounds, family=family or None, dims=self.dims, k=k,
-                           seed=seed, memory=self.store)
+                           seed=seed, memory=self.store, operators=self.operators,
+                           effects=self.effects)
         return [list(c.operators) for c in plan.chains if c.operators]
 
 

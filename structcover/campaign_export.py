@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from structcover.campaign_tools import origin_of
 from structcover.graphs.state import CampaignState
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ def added_rows(state: CampaignState, columns: list[str], round: int) -> pd.DataF
         row: dict[str, Any] = {c: np.nan for c in columns}
         row.update({k: v for k, v in p["features"].items() if k in columns})
         row.update(task_id=p["task"], program=p["source"], program_id=p["program_id"],
-                   round=round, correct=True, origin="mutant",
+                   round=round, correct=True, origin=origin_of(p),
                    mutation="+".join(p["operators"]))
         rows.append(row)
     return pd.DataFrame(rows, columns=list(dict.fromkeys([*columns, "origin", "mutation"])))
@@ -65,7 +66,7 @@ def exporter(prep: Prepared, options: CampaignOptions) -> Callable[[CampaignStat
             path = write_text(p["source"], out / "programs" / p["task"] / f"{p['program_id']}.cu")
             records.append({k: p[k] for k in ("program_id", "task", "bin", "parent_id",
                                               "operators", "backend", "checks")}
-                           | {"path": str(path.relative_to(out))})
+                           | {"origin": origin_of(p), "path": str(path.relative_to(out))})
         files["added_programs"] = str(write_text(
             "".join(json.dumps(r, sort_keys=True) + "\n" for r in records),
             out / "added_programs.jsonl"))

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from structcover.agents.ports import GapMemory, MutantSource, Neighbour
+from structcover.agents.ports import GapMemory, MutantSource, Neighbour, OperatorEvent
 from structcover.graphs.state import GapState, TaskCoverageState
 from structcover.schema import content_hash
 from structcover.tools.coverage.archive import Archive
@@ -114,6 +114,12 @@ class ArchiveCoverage:
         row = pd.DataFrame([{f: features.get(f) for f in self.archive.features}])
         i = int(self.archive.index(row)[0])
         return self.labels[i] if i >= 0 else ""
+
+
+def origin_of(record: dict[str, Any]) -> str:
+    """The memory origin of an added program: ``llm`` when the LLM Synthesizer wrote it,
+    else ``mutant`` (records from before the kind was kept are mutants)."""
+    return "llm" if record.get("kind") == "llm" else "mutant"
 
 
 def finite(values: dict[str, float]) -> dict[str, float]:
@@ -220,7 +226,7 @@ class StoreMemory:
             self.store.set_gap_status(task, bin, status, round)
 
     def add_program(self, record: dict[str, Any], round: int) -> None:
-        """Store a verified mutant."""
+        """Store a verified new program (origin ``mutant`` or ``llm``)."""
         from structcover.tools.store import ProgramRecord
         from structcover.tools.store.embedding import numeric_features
 
@@ -228,16 +234,32 @@ class StoreMemory:
         self.store.add_programs([ProgramRecord(
             task=record["task"], source=record["source"],
             features=finite(numeric), levels=levels, verified=True, round=round,
-            origin="mutant", bin_label=record["bin"], backend=record["backend"],
+            origin=origin_of(record), bin_label=record["bin"], backend=record["backend"],
             parent_id=record["parent_id"], operators=list(record["operators"]))])
 
-    def record_operator(self, operator: str, family: str, ok: bool, stage: str) -> None:
-        """Fold one operator outcome into memory's statistics."""
+    def record_operator(self, event: OperatorEvent) -> None:
+        """Store one operator outcome with its round, parent and bin levels.
+
+        ``levels_before`` are the parent's bin levels; ``levels_after`` those of the bin the
+        candidate landed in, recorded only for a one-operator chain whose candidate was
+        re-extracted (a longer chain's end is not one step's effect). These are the
+        transitions the planner (``tools.curation.effects.EffectModel``) learns from.
+        """
         from structcover.tools.store import OperatorOutcome
 
+        before: dict[str, str] = {}
+        after: dict[str, str] = {}
+        if len(event.chain) == 1 and event.landed_bin and event.parent_id:
+            parent = self.store.get_program(event.parent_id)
+            if parent is not None and parent.bin_label:
+                before = self.coverage.levels(parent.bin_label)
+                after = self.coverage.levels(event.landed_bin)
         self.store.record_operator_outcome(OperatorOutcome(
-            operator=operator, family=family, success=ok, stage=_STAGES.get(stage, "mutate"),
-            round=0))
+            operator=event.operator, family=event.family, success=event.ok,
+            stage=_STAGES.get(event.stage, "mutate"), round=event.round,
+            task=event.task or None, program_id=event.parent_id or None,
+            candidate_id=event.candidate_id or None, chain=list(event.chain),
+            levels_before=before, levels_after=after if before else {}))
 
 
 #: Campaign stage names -> the store's.
@@ -259,6 +281,8 @@ class RegistryMutate:
     #: parent, and every operator application compiles its variants.
     cache: dict[tuple[str, tuple[str, ...], int], list[MutantSource]] = field(
         default_factory=dict)
+    #: A ``tools.executors`` executor (Ray) for the operator applications; None: here.
+    executor: Any = None
 
     def apply(self, source: str, chain: list[str], *, seed: int) -> list[MutantSource]:
         """Every distinct final program of the chain (operators that do not apply end it)."""
@@ -277,11 +301,27 @@ class RegistryMutate:
             if name not in ops:
                 return []
             nxt: list[str] = []
-            for src in frontier:
-                variants = [v.source for v in ops[name].func(src).variants]
+            for variants in self._variants(name, frontier):
                 rng.shuffle(variants)
                 nxt += [v for v in variants[:self.fanout] if v not in nxt]
             if not nxt:
                 return []
             frontier = nxt
         return [MutantSource(s, list(chain)) for s in frontier if s != source]
+
+    def _variants(self, name: str, frontier: list[str]) -> list[list[str]]:
+        """Each program's compiled variants under operator ``name``, in order: the step's
+        applications as one batch of executor tasks (each application compiles its variants),
+        or here. An application that killed its worker on every try gives none."""
+        if self.executor is None:
+            return [apply_operator(name, src) for src in frontier]
+        return [r if isinstance(r, list) else []
+                for r in self.executor.map(apply_operator, frontier, batch_size=1, shared=name)]
+
+
+def apply_operator(name: str, source: str) -> list[str]:
+    """The variants (compiled, see ``tools.mutations.base``) of one operator on one program
+    (module-level: an executor task)."""
+    from structcover.tools.mutations.base import registry
+
+    return [v.source for v in registry()[name].func(source).variants]

@@ -108,9 +108,10 @@ def campaign(
                                               "proven infeasible"],
                 [[c.task, f"{c.before:.1%}", f"{c.after:.1%}", c.bins_feasible,
                   c.bins_infeasible] for c in result.coverage])
-    print_table(f"programs added ({len(result.added)}, from {result.candidates} candidates)",
-                ["task", "bin", "operators", "verified"],
-                [[a.task, a.bin, " + ".join(a.operators),
+    by_origin = ", ".join(f"{n} {o}" for o, n in result.added_by_origin.items()) or "none"
+    print_table(f"programs added ({len(result.added)}: {by_origin}; from {result.candidates} "
+                "candidates)", ["task", "bin", "origin", "operators", "verified"],
+                [[a.task, a.bin, a.origin, " + ".join(a.operators) or "(written by the LLM)",
                   f"{a.verification.backend}: {', '.join(a.verification.checks)}"]
                  for a in result.added])
     if result.reweighted:

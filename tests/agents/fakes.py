@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from structcover.agents.ports import GapMemory, MutantSource, Neighbour, Toolbox
+from structcover.agents.ports import GapMemory, MutantSource, Neighbour, OperatorEvent, Toolbox
 from structcover.graphs.state import GapState, TaskCoverageState, Verdict
 from structcover.schema import content_hash
 
@@ -82,6 +82,7 @@ class FakeMemory:
     gaps: dict[tuple[str, str], GapMemory] = field(default_factory=dict)
     attempts: list[tuple[str, str, str]] = field(default_factory=list)
     operators: list[tuple[str, bool, str]] = field(default_factory=list)
+    events: list[OperatorEvent] = field(default_factory=list)
 
     def nearest(self, task: str, target: dict[str, Any], k: int) -> list[Neighbour]:
         out = []
@@ -116,8 +117,9 @@ class FakeMemory:
         if all(pid != record["program_id"] for pid, _ in rows):
             rows.append((record["program_id"], record["source"]))
 
-    def record_operator(self, operator: str, family: str, ok: bool, stage: str) -> None:
-        self.operators.append((operator, ok, stage))
+    def record_operator(self, event: OperatorEvent) -> None:
+        self.operators.append((event.operator, event.ok, event.stage))
+        self.events.append(event)
 
 
 class FakePlanner:

@@ -1,6 +1,7 @@
 """``structcover campaign --llm``: against the fake OpenAI server the Diagnoser's tool call
-picks an empty bin and the Synthesizer's canned reply (a real float2 saxpy) is verified on the
-CPU backend and added; against a closed port the campaign completes offline and says why."""
+picks an empty bin and the Synthesizer's canned reply (a real saxpy staging x in shared memory)
+is verified on the CPU backend and added as an LLM-written program; against a closed port the
+campaign completes offline and says why."""
 
 from __future__ import annotations
 
@@ -22,9 +23,9 @@ from structcover.schema import content_hash
 
 pytestmark = pytest.mark.slow
 FAKES = Path(__file__).parents[1] / "fakes"
-VEC2 = (FAKES / "saxpy_vec2.cu").read_text()
-TARGET = ("pattern.global_access=coalesced,pattern.reuse=none,pattern.sync=none,"
-          "pattern.intensity=low,pattern.vector_width=2,pattern.tensor_cores=no")
+SMEM = (FAKES / "saxpy_smem.cu").read_text()
+#: The archive bin SMEM lands in (set by the ``prepared`` fixture from the frozen archive).
+TARGET = ""
 
 
 def _server():  # type: ignore[no-untyped-def]
@@ -53,20 +54,34 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
                      families=fams)
     data = tmp / "rollouts.parquet"
     table.to_parquet(data)
-    run_diagnosis(table, tmp / "template", round=0)
+    run = run_diagnosis(table, tmp / "template", round=0)
+    global TARGET
+    TARGET = _bin_of(SMEM, run.archive)
+    covered = {_bin_of(s, run.archive) for s in table["program"].unique()}
+    assert TARGET and TARGET not in covered  # the reply fills a real gap
     return data, tmp / "template"
 
 
+def _bin_of(source: str, archive) -> str:  # type: ignore[no-untyped-def]
+    import pandas as pd
+
+    from structcover.tools.features.extract import extract_features
+
+    values = extract_features(source).values
+    i = int(archive.index(pd.DataFrame([{f: values.get(f) for f in archive.features}]))[0])
+    return archive.labels()[i] if i >= 0 else ""
+
+
 def _respond(body: dict) -> object:
-    """Diagnoser: choose the saxpy float2 bin; Synthesizer: the float2 saxpy for saxpy."""
+    """Diagnoser: choose SMEM's bin; Synthesizer: SMEM for saxpy."""
     text = srv.last_user_text(body)
     if body.get("tools"):
         key = re.search(r"- (G\d+): saxpy / " + re.escape(TARGET), text)
         assert key, text[:2000]
         return srv.Reply(tool_calls=[("choose_targets", {
-            "keys": [key.group(1)], "rationale": "float2 loads are one operator away"})])
+            "keys": [key.group(1)], "rationale": "stage x in shared memory"})])
     if "`saxpy`" in text:
-        return srv.Reply(content=f"Here is the program:\n```cuda\n{VEC2}```\n")
+        return srv.Reply(content=f"Here is the program:\n```cuda\n{SMEM}```\n")
     return srv.Reply(content="I cannot help with that task.")
 
 
@@ -85,15 +100,24 @@ def test_llm_writes_a_verified_program(prepared, tmp_path: Path) -> None:  # noq
         assert res.exit_code == 0, res.output
         roles = [bool(b.get("tools")) for b in server.requests]
     out = json.loads(res.stdout)
-    assert [a["program_id"] for a in out["added"]] == [content_hash(VEC2.strip() + "\n")]
+    assert [a["program_id"] for a in out["added"]] == [content_hash(SMEM.strip() + "\n")]
     added = out["added"][0]
     assert added["bin"] == TARGET and added["task"] == "saxpy"
     assert added["verification"]["backend"] == "cpu" and added["verification"]["equivalent"]
     assert "equivalence" in added["verification"]["checks"]
+    # An LLM-written program is its own origin: in the summary, memory and the export.
+    assert added["origin"] == "llm" and out["added_by_origin"] == {"llm": 1}
+    from structcover.tools.store import MemoryStore
+
+    with MemoryStore.open(state / "memory") as store:
+        assert [p.origin for p in store.programs(task="saxpy", round=0)
+                if p.bin_label == TARGET and p.origin != "input"] == ["llm"]
+    rows = Path(out["files"]["added_programs"]).read_text().splitlines()
+    assert [json.loads(r)["origin"] for r in rows] == ["llm"]
     agents = out["llm"]["agents"]
     assert agents["synthesizer"]["ok"] == 1 and agents["synthesizer"]["fallbacks"] == 0
     assert agents["diagnoser"]["ok"] >= 1 and agents["synthesizer"]["input_tokens"] > 0
-    assert out["llm"]["rationales"]["diagnoser"][0] == "float2 loads are one operator away"
+    assert out["llm"]["rationales"]["diagnoser"][0] == "stage x in shared memory"
     assert True in roles and False in roles  # both agents went through the server
 
 
@@ -103,6 +127,9 @@ class _Planner:
 
 
 class _Mutate:
+    def __init__(self, **kwargs: object) -> None:  # the campaign passes its executor
+        pass
+
     def apply(self, source, chain, *, seed):  # type: ignore[no-untyped-def]
         return [MutantSource(source + f"\n// {seed}\n", list(chain))]
 
@@ -124,6 +151,7 @@ def test_closed_port_completes_offline_and_says_why(prepared, tmp_path: Path,  #
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["verified"] == len(out["added"]) > 0  # the offline policies did the work
+    assert out["added_by_origin"] == {"mutant": len(out["added"])}
     assert "connection failed" in out["llm"]["disabled"]
     notes = " ".join(out["notes"])
     assert "switched off" in notes and "fell back to the offline policy" in notes

@@ -3,8 +3,9 @@
 Three sources, the better one first:
 
 * **Observed** transitions recorded in memory (``OperatorOutcome.levels_before/after`` of
-  verified applications): "on a program at ``pattern.reuse=none``, ``tile_smem`` gave
-  ``smem_tiling`` 3 times out of 4". The family's own observations win over other families'.
+  campaign candidates whose features were re-extracted, wherever they landed): "on a
+  program at ``pattern.reuse=none``, ``tile_smem`` gave ``smem_tiling`` 3 times out of 4".
+  The family's own observations win over other families'.
 * **Measured** transitions of the shipped effects table (``effects_table.py``: every operator
   applied to corpus programs, variants re-extracted), family's own first — the same kind of
   evidence, gathered before any campaign ran.
@@ -134,8 +135,8 @@ class EffectModel:
             if family is None or o.family == family:
                 s, n = self._tally.get(o.operator, (0, 0))
                 self._tally[o.operator] = (s + int(o.success), n + 1)
-            if not o.success:
-                continue
+            # Levels after are recorded only when the variant was re-extracted: where it
+            # landed is a real transition even if a later stage (equivalence) failed it.
             for axis, before in o.levels_before.items():
                 after = o.levels_after.get(axis)
                 if after is None:

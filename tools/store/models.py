@@ -128,6 +128,9 @@ class OperatorOutcome(BaseModel):
     round: int = Field(ge=0)
     task: str | None = None
     program_id: str | None = Field(default=None, description="the program it was applied to")
+    candidate_id: str | None = Field(default=None, description="the program it produced")
+    chain: list[str] = Field(default_factory=list,
+                             description="the whole operator chain this step belonged to")
     moved: dict[str, float] = Field(default_factory=dict,
                                     description="feature deltas the application caused")
     levels_before: dict[str, str] = Field(default_factory=dict,
