@@ -91,9 +91,10 @@ class LLMSynthesizer:
         """System + user message for the first attempt or a retry."""
         from langchain_core.messages import HumanMessage, SystemMessage
 
+        from structcover.tools.coverage.labels import parse_bin_label
         from structcover.tools.curation import prompting
 
-        bounds = prompting.parse_bin_label(target["bin"])
+        bounds = parse_bin_label(target["bin"])
         cand = target.get("candidate")
         if target["feedback"] and cand is not None:
             lines = [_feedback_line(f) for f in target["feedback"][-3:]]

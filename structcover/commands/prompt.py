@@ -19,11 +19,8 @@ def prompt(
     as_json: bool = typer.Option(False, "--json", help="Print the prompt and constraints as JSON."),
 ) -> None:
     """Print the constrained prompt for a target bin of a task."""
-    from structcover.tools.curation.prompting import (
-        constraint_sentences,
-        parse_bin_label,
-        render_generate,
-    )
+    from structcover.tools.coverage.labels import parse_bin_label
+    from structcover.tools.curation.prompting import constraint_sentences, render_generate
     from structcover.tools.data.corpus import resolve_task
 
     spec = resolve_task(task)  # a bad --task is one error line (the CLI's handler)

@@ -7,8 +7,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from structcover.tools.coverage.archive import Archive
+from structcover.tools.coverage.archive_base import Archive
 from structcover.tools.coverage.bins import Bound, Dimension
+from structcover.tools.coverage.labels import cell_label, split_cell
 
 
 class CVTArchive(Archive):
@@ -118,24 +119,31 @@ class CVTArchive(Archive):
         return out
 
     def label(self, i: int) -> str:
-        parts = []
+        items = []
         for d in self.dims:
             b = self.cell_bounds[i][d.name]
-            parts.append(f"{d.name}={b['value']}" if "value" in b
-                         else f"{d.name}=[{b['low']:.4g},{b['high']:.4g}]")
-        return f"cell={i}|" + ",".join(parts)
+            items.append((d.name, str(b["value"]) if "value" in b
+                          else f"[{b['low']:.4g},{b['high']:.4g}]"))
+        return cell_label(i, items)
 
     def describe_bin(self, label: str) -> dict[str, Bound]:
-        if not label.startswith("cell=") or "|" not in label:
+        i, _ = split_cell(label)
+        if i is None:
             raise ValueError(f"bin label {label!r}: expected 'cell=K|...'")
-        try:
-            i = int(label[5:label.index("|")])
-            cell = self.cell_bounds[i]
-        except (ValueError, IndexError) as exc:
-            raise ValueError(f"bin label {label!r}: no such cell") from exc
+        if not 0 <= i < len(self.cell_bounds):
+            raise ValueError(f"bin label {label!r}: no such cell")
         return {name: Bound(feature=name, value=b.get("value"), low=b.get("low"),
                             high=b.get("high"), high_closed="low" in b)
-                for name, b in cell.items()}
+                for name, b in self.cell_bounds[i].items()}
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> CVTArchive:
+        arch = cls(dims=[Dimension.from_dict(d) for d in state["dims"]],
+                   centers=np.asarray(state["centers"]), mean=state["mean"],
+                   scale=state["scale"], cell_bounds=state["cell_bounds"],
+                   frozen_round=state.get("frozen_round", 0))
+        arch._restore_stats(state.get("stats") or {})
+        return arch
 
     def _geometry(self) -> dict[str, Any]:
         return {"centers": self.centers.tolist(), "mean": self.mean, "scale": self.scale,

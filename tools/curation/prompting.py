@@ -2,7 +2,8 @@
 task, the launcher signature and (on retries) the verifier's structured feedback.
 
 Prompts are files (``prompts/synthesizer_*.md``) filled with ``string.Template``; a missing
-variable raises. A gap also exports as an RL training task (verl prompt-parquet layout).
+variable raises. A gap also exports as an RL training task (verl prompt-parquet layout). Bin
+labels are parsed by :mod:`structcover.tools.coverage.labels` (the coverage side owns them).
 """
 
 from __future__ import annotations
@@ -17,43 +18,6 @@ from typing import Any
 
 from structcover.schema import TaskSpec, Verdict
 from structcover.tools.coverage.bins import Bound
-
-_ITEM = re.compile(r"\s*([\w.]+)\s*=\s*(\[[^\]\)]*[\]\)]|\([^\]\)]*[\]\)]|[^,]+)\s*(?:,|$)")
-
-
-def parse_bin_label(label: str) -> dict[str, Bound]:
-    """Parse ``"smem.tiled=1,mem.coalesced_fraction=[0.9,1.0]"`` into per-feature bounds.
-
-    ``[a,b]`` is closed, ``[a,b)`` half-open; a bare value is a categorical level. A CVT label
-    prefix ``cell=K|`` is skipped.
-
-    Raises:
-        ValueError: The label has no ``feature=value`` items or a malformed range.
-    """
-    text = label.split("|", 1)[1] if label.startswith("cell=") and "|" in label else label
-    bounds: dict[str, Bound] = {}
-    pos = 0
-    while pos < len(text):
-        m = _ITEM.match(text, pos)
-        if not m or m.end() == pos:
-            raise ValueError(f"bin label {label!r}: cannot parse near {text[pos:]!r}")
-        name, raw = m.group(1), m.group(2).strip()
-        if raw[0] in "[(":
-            parts = raw[1:-1].split(",")
-            if len(parts) != 2:
-                raise ValueError(f"bin label {label!r}: range {raw!r} needs two ends")
-            try:
-                lo, hi = (None if p.strip() in ("", "?", "-inf", "inf") else float(p)
-                          for p in parts)
-            except ValueError as exc:
-                raise ValueError(f"bin label {label!r}: range {raw!r}: {exc}") from exc
-            bounds[name] = Bound(feature=name, low=lo, high=hi, high_closed=raw[-1] == "]")
-        else:
-            bounds[name] = Bound(feature=name, value=raw)
-        pos = m.end()
-    if not bounds:
-        raise ValueError(f"bin label {label!r}: no feature=value items")
-    return bounds
 
 
 def _is_count(name: str) -> bool:

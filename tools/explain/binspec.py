@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from structcover.tools.coverage.labels import split_cell
+
 _SEP = re.compile(r"\s*[,|;]\s*(?=[\w.]+\s*=)")
 
 
@@ -68,9 +70,7 @@ def parse_spec(text: str, archive: Any) -> BinSpec:
             levels of the axis in question.
     """
     valid = axis_levels(archive)
-    raw = text.strip()
-    if raw.startswith("cell=") and "|" in raw:
-        raw = raw.split("|", 1)[1]
+    raw = split_cell(text.strip())[1]
     if not raw:
         raise BinSpecError(f"bin {text!r}: empty; write axis=level items such as "
                            f"{_example(valid)} ({_axes(valid)})")

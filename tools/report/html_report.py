@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from structcover.tools.coverage.archive import Archive
 from structcover.tools.coverage.diagnosis import Diagnosis
+from structcover.tools.coverage.labels import label_items
 from structcover.tools.data.atomic import write_text
 from structcover.tools.report.template import TEMPLATE
 
@@ -66,7 +67,7 @@ def task_coverage_table(d: Diagnosis, archive: Archive, table: pd.DataFrame,
     top = max(int(counts.to_numpy().max()) if counts.size else 1, 1)
 
     def head(label: str) -> str:
-        parts = [html.escape(p.split("=", 1)[-1]) for p in _split_label(label, archive)]
+        parts = [html.escape(level) for _, level in label_items(label)]
         return f'<th class="bin" title="{html.escape(label)}">{"<br>".join(parts)}</th>'
 
     def cell(n: int) -> str:
@@ -99,18 +100,6 @@ def task_coverage_table(d: Diagnosis, archive: Archive, table: pd.DataFrame,
             f'<div style="overflow-x:auto"><table class="tc" id="task-coverage"><tr><th>task</th>'
             f"<th>SCov</th><th>covered / feasible</th>{labels}<th>infeasible (proof)</th></tr>"
             f"{''.join(rows)}</table></div>")
-
-
-def _split_label(label: str, archive: Archive) -> list[str]:
-    """``f1=a,f2=[0,1)`` -> ``["f1=a", "f2=[0,1)"]``, by the archive's axis names."""
-    names = archive.features
-    out, rest = [], label
-    for i in range(len(names)):
-        nxt = f",{names[i + 1]}=" if i + 1 < len(names) else None
-        cut = rest.find(nxt) if nxt else -1
-        out.append(rest if cut < 0 else rest[:cut])
-        rest = "" if cut < 0 else rest[cut + 1:]
-    return out
 
 
 def _kpis(d: Diagnosis) -> str:

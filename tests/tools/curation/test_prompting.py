@@ -4,13 +4,13 @@ import pandas as pd
 import pytest
 
 from structcover.schema import TaskSpec, Verdict
+from structcover.tools.coverage.labels import parse_bin_label
 from structcover.tools.curation.prompting import (
     constraint_sentences,
     export_rl_tasks,
     feedback_lines,
     fill,
     gap_to_rl_row,
-    parse_bin_label,
     render_generate,
     render_retry,
 )
@@ -54,17 +54,6 @@ def test_rendered_prompt_is_pinned():
     text = render_generate(TASK, parse_bin_label(LABEL))
     assert text.startswith(PINNED)
     assert text.rstrip().endswith("in a single ```cuda code block.")
-
-
-def test_parse_bin_label_ranges_and_levels():
-    b = parse_bin_label(LABEL)
-    assert b["smem.tiled"].value == "1"
-    assert (b["mem.coalesced_fraction"].low, b["mem.coalesced_fraction"].high) == (0.9, 1.0)
-    assert b["mem.coalesced_fraction"].high_closed and not b["warp.shuffles"].high_closed
-    cvt = parse_bin_label("cell=3|sync.block_barriers=[0,2]")
-    assert list(cvt) == ["sync.block_barriers"]
-    with pytest.raises(ValueError, match="bin label"):
-        parse_bin_label("not a label")
 
 
 def test_count_ranges_become_integers_and_flags_become_sentences():
