@@ -73,7 +73,7 @@ def cross_val_predict_structural(table: pd.DataFrame, features: list[str], targe
     from sklearn.model_selection import KFold
     from threadpoolctl import threadpool_limits
 
-    from structcover.tools.mining.ranking import task_folds
+    from structcover.tools.mining.pairs import task_folds
 
     codes = structural_codes(table, features)
     if extra_codes is not None:
