@@ -39,10 +39,13 @@ class Prepared:
     store: Any
     notes: list[str] = field(default_factory=list)
     llm: Any = None  # agents.llm.LLMClient when the campaign runs with --llm
+    executor: Any = None  # tools.executors executor of --executor ray (None: this process)
 
     def close(self) -> None:
-        """Release the memory store."""
+        """Release the memory store (and a Ray cluster the campaign started)."""
         self.store.close()
+        if self.executor is not None:
+            self.executor.close()
 
 
 def read_rollouts(data: Path) -> pd.DataFrame:
@@ -89,10 +92,11 @@ def prepare(data: Path, state_dir: Path, options: CampaignOptions) -> Prepared:
 
     verifier = bind_verifier(coverage, run.archive, options.backend, settings)
     executor = _executor(options)
-    if executor is not None:  # --executor ray: each Send branch's check runs as a Ray task
-        verifier.executor = executor
+    # --executor ray: each Send branch's operator applications (with their compile checks)
+    # and its candidate's check run as Ray tasks.
+    verifier.executor = executor
     tools = Toolbox(coverage=coverage, memory=memory, planner=bind_planner(store, run.archive),
-                    mutate=RegistryMutate(),
+                    mutate=RegistryMutate(executor=executor),
                     verify=verifier,
                     known_ids=_known_ids(rows), family_of=_families(rows))
     limits = Limits(budget=options.budget, target_scov=options.target_scov,
@@ -101,7 +105,7 @@ def prepare(data: Path, state_dir: Path, options: CampaignOptions) -> Prepared:
                     approve=options.approve, seed=options.seed)
     prep = Prepared(state_dir=state_dir, round=n, context=CampaignContext(
         tools=tools, limits=limits, diagnoser=Diagnoser(max_failures=3), round=n),
-        table=rows, run=run, store=store, notes=list(run.notes))
+        table=rows, run=run, store=store, notes=list(run.notes), executor=executor)
     from structcover.campaign_export import exporter
 
     prep.context.export = exporter(prep, options)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from pydantic import BaseModel, Field
@@ -75,8 +76,15 @@ def _no_progress(description: str, total: int) -> Callable[[], None]:
 
 
 def verify_corpus(families: list[TaskFamily], settings: Settings, advance: Callable[[], None],
-                  ) -> tuple[str, list[FamilySummary]]:
+                  executor: Any = None) -> tuple[str, list[FamilySummary]]:
     """Check every variant of every task against the task's reference.
+
+    Args:
+        families: The corpus families.
+        settings: The settings (``verify`` section used).
+        advance: Called once per check.
+        executor: A ``tools.executors`` executor to run the checks on as one batch (Ray);
+            None checks them here, one after another.
 
     Returns:
         The backend that ran and one summary per family.
@@ -85,6 +93,8 @@ def verify_corpus(families: list[TaskFamily], settings: Settings, advance: Calla
     from structcover.tools.verify.select import get_backend
 
     backend = get_backend(settings.verify.backend, settings=settings.verify)
+    batched = iter(_verify_on(executor, families, settings, backend.name, advance)
+                   if executor is not None else [])
     summaries = []
     for family in families:
         summary = FamilySummary(family=family.name, tasks=len(family.tasks),
@@ -92,17 +102,38 @@ def verify_corpus(families: list[TaskFamily], settings: Settings, advance: Calla
                                 variants=[v.name for v in family.variants])
         for task in family.tasks:
             for variant in family.variants:
-                verdict = check_equivalence(variant.source, family.reference.source, task,
-                                            backend=backend, settings=settings.verify)
+                verdict = next(batched) if executor is not None else check_equivalence(
+                    variant.source, family.reference.source, task, backend=backend,
+                    settings=settings.verify)
                 summary.checked += 1
                 if verdict.equivalent:
                     summary.verified += 1
                 else:
                     why = f"{verdict.failure or 'not compared'} {verdict.detail}"
                     summary.failures.append(f"{task.task_id}/{variant.name}: {why}"[:200])
-                advance()
+                if executor is None:
+                    advance()
         summaries.append(summary)
     return backend.name, summaries
+
+
+def _verify_on(executor: Any, families: list[TaskFamily], settings: Settings, backend: str,
+               advance: Callable[[], None]) -> list[Any]:
+    """Every (task, variant) check of the corpus as one batch on ``executor``, in order."""
+    from structcover.tools.verify.batch import Candidate, verify_batch
+
+    jobs = [Candidate(v.source, f.reference.source, t, v.name)
+            for f in families for t in f.tasks for v in f.variants]
+    seen = [0]
+
+    def tick(done: int) -> None:
+        for _ in range(done - seen[0]):
+            advance()
+        seen[0] = done
+
+    return verify_batch(jobs, executor=executor,
+                        settings=settings.verify.model_copy(update={"backend": backend}),
+                        seed=settings.verify.seed, on_progress=tick)
 
 
 def _round_summary(run: object, rollouts: int) -> RoundSummary:
@@ -167,8 +198,13 @@ def run_demo(output_dir: Path, *, progress: Progress = _no_progress, rounds: int
 
     if verify:
         total = sum(len(f.tasks) * len(f.variants) for f in corpus)
-        result.backend, result.families = verify_corpus(
-            corpus, settings, progress("verify corpus variants", total))
+        runner = _runner(campaign)
+        try:
+            result.backend, result.families = verify_corpus(
+                corpus, settings, progress("verify corpus variants", total), runner)
+        finally:
+            if runner is not None:
+                runner.close()
     else:
         result.families = [FamilySummary(family=f.name, tasks=len(f.tasks),
                                          programs=len(f.programs),
@@ -200,6 +236,16 @@ def run_demo(output_dir: Path, *, progress: Progress = _no_progress, rounds: int
     result.files["curated"] = str(out)
     result.files["state"] = str(state)
     return result
+
+
+def _runner(options: CampaignOptions | None) -> Any:
+    """The Ray executor of ``--executor ray`` for the corpus checks (None: in this process;
+    the campaign makes its own from the same options)."""
+    if options is None or options.executor != "ray":
+        return None
+    from structcover.tools.executors import make_executor
+
+    return make_executor("ray", address=options.address)
 
 
 def _campaign(rollouts: str, state: Path, output_dir: Path, last: int,

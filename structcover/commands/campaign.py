@@ -69,6 +69,8 @@ def campaign(
     except ImportError as exc:  # LangGraph / Chroma missing from a trimmed install
         fail(f"the campaign needs LangGraph and Chroma ({exc}); pip install structcover")
         return
+    if address is not None and executor != "ray":
+        fail("--address applies to --executor ray only")
     try:
         options = CampaignOptions(budget=budget, target_scov=target_scov, backend=backend,
                                   wall_time_s=wall_time, gpu_seconds=gpu_seconds, round=round,

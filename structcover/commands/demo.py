@@ -39,14 +39,26 @@ def demo(
     family: list[str] = typer.Option(None, "--family",
                                      help="Use only these corpus families (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    executor: str = typer.Option("local", "--executor",
+                                 help="Where the corpus checks and the campaign's mutations "
+                                 "and checks run: local (this process) or ray."),
+    address: str | None = typer.Option(None, "--address",
+                                       help="With --executor ray: the cluster to join (auto = "
+                                       "the running one); default: start a local one."),
 ) -> None:
     """Run the offline demo on the sample corpus and print what it found."""
+    if executor not in ("local", "ray"):
+        fail(f"--executor must be 'local' or 'ray', got {executor!r}")
+    if address is not None and executor != "ray":
+        fail("--address applies to --executor ray only")
     with _bars(not as_json) as make:
         try:
             result = run_demo(output, progress=make, rounds=rounds, verify=not skip_verify,
                               families=family or None,
-                              campaign=CampaignOptions(budget=budget, backend="cpu"))
-        except ValueError as exc:
+                              campaign=CampaignOptions(budget=budget, backend="cpu",
+                                                       executor=executor,
+                                                       address=address))
+        except (ValueError, RuntimeError, ConnectionError) as exc:
             fail(str(exc))
             return
     if as_json:

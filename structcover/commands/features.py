@@ -19,22 +19,20 @@ _SUMMARY = ["kernel.count", "mem.global_coalesced", "mem.global_strided", "smem.
 
 
 def _compiler_columns(records: pd.DataFrame, arch: str, block_size: int | None,
-                      enabled: bool, include_dirs: list[Path] | None = None) -> pd.DataFrame:
+                      enabled: bool, include_dirs: list[Path] | None = None,
+                      settings: Any = None, runner: Any = None) -> pd.DataFrame:
+    """Compiler features of every program: batches of compiles on ``runner`` (the
+    ``--executor``), or here, serially, when None."""
     try:
-        from structcover.tools.compiler.features import compiler_feature_values
+        from structcover.tools.compiler.batch import compiler_feature_rows
     except ImportError as exc:
-        fail(f"--compiler needs structcover.tools.compiler.features ({exc})")
-    rows: list[dict[str, Any]] = []
+        fail(f"--compiler needs structcover.tools.compiler ({exc})")
     with progress(enabled) as bar:
         task = bar.add_task("compiling", total=len(records))
-        for source in records["program"]:
-            try:
-                rows.append(dict(compiler_feature_values(source, arch=arch,
-                                                         block_size=block_size,
-                                                         include_dirs=include_dirs)))
-            except Exception as exc:
-                rows.append({"compile.error": f"{type(exc).__name__}: {exc}"[:300]})
-            bar.advance(task)
+        rows = compiler_feature_rows(
+            list(records["program"]), arch=arch, block_size=block_size,
+            include_dirs=include_dirs, settings=settings, executor=runner,
+            on_progress=lambda n: bar.update(task, completed=n))
     return pd.DataFrame(rows, index=records.index)
 
 
@@ -102,7 +100,6 @@ def features(
             max_source_bytes=fs.max_source_bytes,
             on_progress=lambda n: bar.update(task, completed=n), executor=runner)
     if runner is not None:
-        runner.close()
         for q in table.attrs.get("quarantined", []):
             err_console.print(f"[yellow]quarantined[/] {q['program_id']}: {q['reason']}")
         records = records[records["program_id"].astype(str).isin(table["program_id"])]
@@ -113,9 +110,17 @@ def features(
         for folder in include:
             if not folder.is_dir():
                 fail(f"--include {folder}: no such directory")
+        compile_on = runner
+        pool = fs.workers if workers is None else workers
+        if compile_on is None and len(records) >= 32 and pool != 1:
+            from structcover.tools.executors import LocalExecutor
+
+            compile_on = LocalExecutor(pool)  # the default executor: a local process pool
         extra = _compiler_columns(records, arch or settings.compiler.arch, block_size, show,
-                                  list(include) or None)
+                                  list(include) or None, settings.compiler, compile_on)
         table = pd.concat([table, extra.reset_index(drop=True)], axis=1)
+    if runner is not None:
+        runner.close()
     if output is not None:
         try:
             write_parquet(table, output)

@@ -43,6 +43,8 @@ def watch(
                         format="%(asctime)s %(name)s %(message)s")
     if executor not in ("local", "ray"):
         fail(f"--executor must be 'local' or 'ray', got {executor!r}")
+    if address is not None and executor != "ray":
+        fail("--address applies to --executor ray only")
     options = {"budget": budget, "backend": backend, "seed": seed, "executor": executor,
                "address": address}
     try:

@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from structcover.tools.executors.policy import RunPolicy
+
 #: Items per batch when the caller does not say: large enough to amortise a task's overhead.
 DEFAULT_BATCH_SIZE = 16
 
@@ -82,13 +84,24 @@ def item_repr(item: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def run_batch(fn: Callable[..., Any], shared: Any, start: int,
-              batch: Sequence[Any]) -> list[Any]:
+def run_batch(fn: Callable[..., Any], shared: Any, start: int, batch: Sequence[Any],
+              policy: RunPolicy | None = None) -> list[Any]:
     """Apply ``fn`` to a batch inside a worker; a raising item becomes a :class:`Quarantined`.
 
     A Python exception is deterministic, so it is recorded, not retried: retrying would only
     repeat it (and an RL policy's adversarial program must not be able to stall the job).
+
+    Args:
+        fn: The task function.
+        shared: Its read-only first argument (None: ``fn(item)``).
+        start: Input index of the batch's first item.
+        batch: The items.
+        policy: The driver's security settings, imposed for the batch (see
+            :mod:`~structcover.tools.executors.policy`); None keeps the worker's own.
     """
+    if policy is not None:
+        with policy.applied():
+            return run_batch(fn, shared, start, batch)
     out: list[Any] = []
     for offset, item in enumerate(batch):
         try:

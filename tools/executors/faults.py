@@ -42,3 +42,46 @@ def raise_on(item: Any) -> Any:
     if item < 0:
         raise ValueError(f"negative input {item}")
     return item * item
+
+
+def jailless_run(worker_env: dict[str, str], item: Any) -> str:
+    """Run ``/bin/true`` as untrusted code on a worker that has no jail; say what happened.
+
+    A drill for the per-run security policy: bubblewrap is hidden from the worker (``PATH``
+    without it, the probe's cache cleared) and ``worker_env`` (say, the worker's own
+    ``STRUCTCOVER_VERIFY__ALLOW_UNSANDBOXED``) is set, as on a cluster node without user
+    namespaces and with settings of its own. Everything is put back afterwards.
+
+    Returns:
+        ``"refused"`` (the jail's :class:`SandboxUnavailable`) or ``"ran unsandboxed"``.
+    """
+    from structcover.tools.verify import jail
+
+    saved = {k: os.environ.get(k) for k in [*worker_env, "PATH"]}
+    os.environ.update(worker_env)
+    os.environ["PATH"] = "/nonexistent"
+    jail.jail_status.cache_clear()
+    try:
+        result = jail.run_jailed(["/bin/true"])
+        return "ran unsandboxed" if not result.sandboxed and result.returncode == 0 else "?"
+    except jail.SandboxUnavailable:
+        return "refused"
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        jail.jail_status.cache_clear()
+
+
+def gpu_slot(seconds: float, item: Any) -> tuple[str, float, float]:
+    """The GPUs Ray gave this task and when it held them (``(ids, start, end)``)."""
+    import time
+
+    import ray
+
+    start = time.time()
+    time.sleep(seconds)
+    ids = ray.get_runtime_context().get_accelerator_ids().get("GPU", [])
+    return ",".join(str(i) for i in ids), start, time.time()

@@ -16,18 +16,20 @@ from structcover.tools.executors.base import (
     drive,
     run_batch,
 )
+from structcover.tools.executors.policy import RunPolicy
 
 _SHARED: dict[str, Any] = {}
 
 
-def _init(fn: Callable[..., Any], shared: Any) -> None:
-    # The function and the read-only config reach each worker once, at start.
+def _init(fn: Callable[..., Any], shared: Any, policy: RunPolicy) -> None:
+    # The function, the read-only config and the driver's policy reach each worker once.
     _SHARED["fn"] = fn
     _SHARED["shared"] = shared
+    _SHARED["policy"] = policy
 
 
 def _task(start: int, items: list[Any]) -> list[Any]:
-    return run_batch(_SHARED["fn"], _SHARED["shared"], start, items)
+    return run_batch(_SHARED["fn"], _SHARED["shared"], start, items, _SHARED["policy"])
 
 
 class LocalExecutor:
@@ -58,10 +60,12 @@ class LocalExecutor:
         """See :meth:`structcover.tools.executors.base.Executor.map` (``resources`` ignored)."""
         self.quarantined = []
         ctx = get_context("fork" if os.name == "posix" else "spawn")
+        # Captured once per job: a forked worker would inherit it, a spawned one would not.
+        policy = RunPolicy.of_driver()
 
         def new_pool() -> ProcessPoolExecutor:
             return ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=_init,
-                                       initargs=(fn, shared))
+                                       initargs=(fn, shared, policy))
 
         self.close()
         self._pool = new_pool()

@@ -35,6 +35,7 @@ from structcover.tools.executors.base import (
     drive,
     run_batch,
 )
+from structcover.tools.executors.policy import RunPolicy
 
 
 def _ray() -> Any:
@@ -46,8 +47,9 @@ def _ray() -> Any:
     return ray
 
 
-def _run(fn: Callable[..., Any], shared: Any, start: int, items: list[Any]) -> list[Any]:
-    return run_batch(fn, shared, start, items)
+def _run(fn: Callable[..., Any], shared: Any, start: int, items: list[Any],
+         policy: RunPolicy) -> list[Any]:
+    return run_batch(fn, shared, start, items, policy)
 
 
 class RayExecutor:
@@ -56,12 +58,15 @@ class RayExecutor:
     Args:
         address: None starts a private local cluster; ``"auto"`` or an address joins one.
         num_cpus: CPUs of a local cluster this executor starts (None: all).
+        num_gpus: GPUs of a local cluster this executor starts (None: the ones Ray detects).
+            Declaring GPUs a machine lacks is for tests of GPU scheduling only.
         retries: Ray ``max_retries`` of a task whose worker died.
         window: Tasks in flight at most (None: twice the cluster's CPUs).
     """
 
     def __init__(self, address: str | None = None, *, num_cpus: int | None = None,
-                 retries: int = 2, window: int | None = None) -> None:
+                 num_gpus: int | None = None, retries: int = 2,
+                 window: int | None = None) -> None:
         ray = _ray()
         self.quarantined: list[Quarantined] = []
         self.retries = retries
@@ -70,8 +75,8 @@ class RayExecutor:
             if address is None:
                 # A private cluster: no token auth (see the module docstring).
                 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-                ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False,
-                         configure_logging=False)
+                ray.init(num_cpus=num_cpus, num_gpus=num_gpus, include_dashboard=False,
+                         log_to_driver=False, configure_logging=False)
             else:
                 ray.init(address=address, log_to_driver=False, configure_logging=False)
             self._started = True
@@ -84,16 +89,29 @@ class RayExecutor:
             on_progress: Callable[[int], None] | None = None,
             shared: Any = None) -> Iterator[Any]:
         """See :meth:`structcover.tools.executors.base.Executor.map`; ``resources`` are Ray
-        task resources (``{"num_gpus": 1}`` for GPU verification)."""
+        task resources (``{"num_gpus": 1}`` for GPU verification).
+
+        Raises:
+            RuntimeError: The tasks ask for more GPUs than the whole cluster has (Ray would
+                wait for them forever).
+        """
         ray = _ray()
         self.quarantined = []
+        want = float((resources or {}).get("num_gpus", 0) or 0)
+        have = float(ray.cluster_resources().get("GPU", 0))
+        if want > have:
+            raise RuntimeError(f"GPU tasks ask for {want:g} GPU each but the Ray cluster has "
+                               f"{have:g}: join a cluster with GPUs (--address) or verify on "
+                               "another backend (--backend cpu)")
         fn_ref = ray.put(fn)
         shared_ref = ray.put(shared)
+        # The driver's security settings, imposed on each batch (executors/policy.py).
+        policy = RunPolicy.of_driver()
         task = self._remote.options(max_retries=self.retries, retry_exceptions=False,
                                     **(resources or {}))
 
         def submit(job: Job) -> Any:
-            return task.remote(fn_ref, shared_ref, job.start, job.items)
+            return task.remote(fn_ref, shared_ref, job.start, job.items, policy)
 
         def wait_any(handles: list[Any]) -> list[tuple[Any, bool, Any]]:
             ready, _ = ray.wait(handles, num_returns=1)

@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["UNSANDBOXED_HINT", "JailLimits", "JailResult", "SandboxUnavailable", "jail_status",
-           "own_lines", "run_compiler", "run_jailed", "set_allow_unsandboxed"]
+           "allow_unsandboxed_override", "own_lines", "run_compiler", "run_jailed",
+           "set_allow_unsandboxed", "unsandboxed_allowed"]
 
 #: Named in every refusal so the user knows how to opt in.
 UNSANDBOXED_HINT = ("pass --allow-unsandboxed (or set verify.allow_unsandboxed: true) to run "
@@ -244,22 +245,35 @@ def run_jailed(argv: list[str], *, ro: list[Path] = (), rw: list[Path] = (),  # 
     return result
 
 
-_ALLOW_UNSANDBOXED = False
+#: This process's decision; None = read ``verify.allow_unsandboxed`` from the settings.
+_ALLOW_UNSANDBOXED: bool | None = None
 
 
-def set_allow_unsandboxed(allow: bool) -> None:
-    """Opt this process in (or out) of running untrusted code where no jail is possible.
+def set_allow_unsandboxed(allow: bool | None) -> None:
+    """Opt this process in (True) or out (False) of running untrusted code where no jail is
+    possible; None goes back to the settings' ``verify.allow_unsandboxed``.
 
-    The CLI's ``--allow-unsandboxed`` calls it; ``verify.allow_unsandboxed`` in the settings
-    does the same for every process.
+    The CLI's ``--allow-unsandboxed`` calls it with True. An executor worker is set to exactly
+    its driver's decision (True or False) for each batch, so a worker's own settings can make
+    it neither more permissive nor stricter than the driver (``tools.executors.policy``).
     """
     global _ALLOW_UNSANDBOXED
-    _ALLOW_UNSANDBOXED = bool(allow)
+    _ALLOW_UNSANDBOXED = None if allow is None else bool(allow)
+
+
+def allow_unsandboxed_override() -> bool | None:
+    """The decision :func:`set_allow_unsandboxed` made for this process (None: settings')."""
+    return _ALLOW_UNSANDBOXED
+
+
+def unsandboxed_allowed() -> bool:
+    """Whether this process runs untrusted code unsandboxed where no jail is possible."""
+    return _settings_allow()
 
 
 def _settings_allow() -> bool:
-    if _ALLOW_UNSANDBOXED:
-        return True
+    if _ALLOW_UNSANDBOXED is not None:
+        return _ALLOW_UNSANDBOXED
     from structcover.config import load_settings
 
     return bool(getattr(load_settings().verify, "allow_unsandboxed", False))

@@ -26,9 +26,11 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[RayExecutor]:
     assert not ray.is_initialized(), "another test left a Ray cluster running"
-    ex = RayExecutor(num_cpus=2, retries=1)
+    # One declared GPU (the machine needs none): Ray schedules GPU tasks on it, one at a time.
+    ex = RayExecutor(num_cpus=2, num_gpus=1, retries=1)
     try:
         assert ray.cluster_resources().get("CPU") == 2
+        assert ray.cluster_resources().get("GPU") == 1
         yield ex
     finally:
         ex.close()
@@ -92,6 +94,98 @@ def test_a_poisoned_item_is_quarantined_without_stopping_the_job(cluster):
     assert ex.quarantined == [out[6]]
 
 
+def test_gpu_tasks_get_a_gpu_each_and_never_share_it(cluster):
+    out = list(cluster.map(faults.gpu_slot, range(3), batch_size=1, shared=0.3,
+                           resources={"num_gpus": 1}))
+    assert [ids for ids, _, _ in out] == ["0"] * 3
+    spans = sorted((start, end) for _, start, end in out)
+    assert all(end <= nxt for (_, end), (nxt, _) in zip(spans, spans[1:], strict=False)), \
+        f"two tasks held the one GPU at once: {spans}"
+    cpu_only = list(cluster.map(faults.gpu_slot, range(2), batch_size=1, shared=0.0))
+    assert [ids for ids, _, _ in cpu_only] == ["", ""]
+    with pytest.raises(RuntimeError, match="2 GPU each but the Ray cluster has 1"):
+        list(cluster.map(faults.square, [1], resources={"num_gpus": 2}))
+
+
+def test_the_drivers_unsandboxed_decision_reaches_ray_workers_exactly(cluster, monkeypatch):
+    from structcover.tools.verify import jail
+
+    permissive = {"STRUCTCOVER_VERIFY__ALLOW_UNSANDBOXED": "true"}
+    monkeypatch.delenv("STRUCTCOVER_VERIFY__ALLOW_UNSANDBOXED", raising=False)
+    monkeypatch.setattr(jail, "_ALLOW_UNSANDBOXED", None)
+    # A strict driver: workers whose own settings allow it still refuse ...
+    strict = list(cluster.map(faults.jailless_run, range(4), batch_size=1, shared=permissive))
+    assert strict == ["refused"] * 4
+    # ... a driver that opted in (verify --allow-unsandboxed) is followed by workers that
+    # never saw the flag ...
+    jail.set_allow_unsandboxed(True)
+    assert list(cluster.map(faults.jailless_run, range(4), batch_size=1, shared={})) == \
+        ["ran unsandboxed"] * 4
+    # ... and a later strict job on the same workers is strict again.
+    jail.set_allow_unsandboxed(None)
+    assert list(cluster.map(faults.jailless_run, range(4), batch_size=1, shared={})) == \
+        ["refused"] * 4
+
+
+def test_compiler_features_are_identical_on_ray_and_local(cluster, corpus_programs, tmp_path):
+    from structcover.config import CompilerSettings
+    from structcover.tools.compiler import toolchain
+    from structcover.tools.compiler.batch import compiler_feature_rows
+
+    if not toolchain.nvrtc_available() and toolchain.find_nvcc() is None:
+        pytest.skip("no CUDA compiler (nvcc or NVRTC) here")
+    sources = [src for _, src in corpus_programs[:4]]  # a handful of kernels
+
+    def rows(executor, cache: str) -> pd.DataFrame:
+        # Each run compiles afresh: its own compile cache.
+        settings = CompilerSettings(cache_dir=tmp_path / cache)
+        progress: list[int] = []
+        out = compiler_feature_rows(sources, arch="sm_90", settings=settings,
+                                    executor=executor, batch_size=2,
+                                    on_progress=progress.append)
+        assert progress[-1] == len(sources)
+        return pd.DataFrame(out)
+
+    on_ray = rows(cluster, "ray")
+    with LocalExecutor(2) as local:
+        on_pool = rows(local, "local")
+    pd.testing.assert_frame_equal(on_ray, on_pool)
+    assert (on_ray["compile.ok"] == 1.0).all(), on_ray.get("compile.missing_reason")
+    assert (on_ray["ptxas.registers"] > 0).all()
+
+
+def test_mutation_batches_are_identical_on_ray_and_here(cluster):
+    from structcover.campaign_tools import RegistryMutate
+    from structcover.tools.data.corpus import corpus_root, load_family
+
+    source = load_family(corpus_root() / "saxpy").reference.source
+    chain = ["to_grid_stride", "unroll_pragma"]
+    here = RegistryMutate().apply(source, chain, seed=3)
+    on_ray = RegistryMutate(executor=cluster).apply(source, chain, seed=3)
+    assert here, "the chain should yield a compiled mutant of saxpy"
+    assert on_ray == here
+
+
+def test_the_demo_corpus_checks_are_identical_on_ray_and_here(cluster):
+    import dataclasses
+
+    from structcover.config import load_settings
+    from structcover.demo import verify_corpus
+    from structcover.tools.data.corpus import corpus_root, load_family
+
+    settings = load_settings()
+    settings.verify = settings.verify.model_copy(update={"backend": "cpu", "seed": 4,
+                                                         "trials": 1})
+    saxpy = load_family(corpus_root() / "saxpy")
+    # One task, three variants: the demo's code path at a tenth of its cost.
+    family = [dataclasses.replace(saxpy, tasks=saxpy.tasks[:1], variants=saxpy.variants[:3])]
+    ticks: list[int] = []
+    backend, on_ray = verify_corpus(family, settings, lambda: ticks.append(1), cluster)
+    _, here = verify_corpus(family, settings, lambda: None)
+    assert backend == "cpu" and len(ticks) == on_ray[0].checked == 3
+    assert on_ray == here and on_ray[0].verified == on_ray[0].checked
+
+
 def _small_campaign(out, executor: str):
     from structcover.campaign import CampaignOptions
     from structcover.demo import run_demo
@@ -107,19 +201,23 @@ def _small_campaign(out, executor: str):
 
 def test_a_campaign_is_identical_on_ray_and_local(cluster, tmp_path, monkeypatch):
     local = _small_campaign(tmp_path / "local", "local")
-    checks: list[int] = []
+    tasks: list[str] = []
     real_map = RayExecutor.map
 
     def counting_map(self, fn, items, **kw):
-        checks.append(1)
+        tasks.append(fn.__name__)
         return real_map(self, fn, items, **kw)
 
     monkeypatch.setattr(RayExecutor, "map", counting_map)
     on_ray = _small_campaign(tmp_path / "ray", "ray")
-    assert len(checks) >= on_ray.candidates >= 1, "every check went through the Ray executor"
+    assert tasks.count("_verify_task") == on_ray.candidates >= 1, \
+        "every candidate's check went through the Ray executor"
+    assert tasks.count("apply_operator") >= 1, "operator applications ran as Ray tasks"
     assert ray.is_initialized(), "the campaign joined the test's cluster, not a new one"
-    assert local.verified >= 1, "the campaign should verify at least one new program"
+    assert local.candidates >= 1, "the campaign should check at least one candidate"
     assert (on_ray.candidates, on_ray.verified) == (local.candidates, local.verified)
+    # Every gap's outcome (attempts, failure stages, reasons) is the same too.
+    assert [g.model_dump() for g in on_ray.open_gaps] == [g.model_dump() for g in local.open_gaps]
     assert [a.model_dump() for a in on_ray.added] == [a.model_dump() for a in local.added]
     assert on_ray.scov_after == local.scov_after
 
@@ -135,12 +233,13 @@ def test_cli_features_and_verify_run_on_ray(cluster, tmp_path):
     from pathlib import Path
 
     saxpy = str(Path(__file__).resolve().parents[3] / "structcover" / "corpus" / "saxpy")
-    args = ["features", saxpy, "--no-cache", "--json"]
+    args = ["features", saxpy, "--no-cache", "--json", "--compiler"]
     on_ray = runner.invoke(app, [*args, "--executor", "ray"])
     local = runner.invoke(app, args)
     assert on_ray.exit_code == 0, on_ray.output
     rows = json.loads(on_ray.stdout[on_ray.stdout.index("["):])
     assert len(rows) >= 5 and rows == json.loads(local.stdout[local.stdout.index("["):])
+    assert all("compile.ok" in r["values"] for r in rows), "compiler features on Ray too"
 
     res = runner.invoke(app, ["verify", f"{saxpy}/variants/grid_stride.cu", "--task", "saxpy",
                               "--backend", "cpu", "--seed", "5", "--trials", "2", "--json",
