@@ -197,7 +197,7 @@ class TaskSpec(BaseModel):
     generator_params: dict[str, Any] = Field(default_factory=dict)
     #: Inclusive ``[low, high]`` ranges the verifier draws each listed size from (every
     #: verification tries the low end, the high end and odd sizes between); sizes not listed
-    #: keep their value from ``sizes``. See tools/verify/inputs.py ``size_plan``.
+    #: keep their value from ``sizes``. See tools/verify/trials.py ``size_plan``.
     size_ranges: dict[str, tuple[int, int]] = Field(default_factory=dict)
     #: Input profiles verification cycles through (tools/verify/inputs.py ``PROFILES``):
     #: ``nominal`` (each argument's own distribution), ``large`` (float bounds times

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from structcover.tools.verify.inputs import as_float64, is_poison
+from structcover.tools.verify.dtypes import as_float64, is_poison
 
 #: The guard applies when the reference's largest magnitude is below this many ``atol``.
 GUARD_FACTOR = 10.0

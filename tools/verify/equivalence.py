@@ -4,7 +4,7 @@
 preprocessed program, plus the launcher signature against the spec): their names go into
 ``Verdict.hacking_flags`` and a failed hard check rejects the program before it runs. It then
 runs both programs through the task's launcher on ``trials`` input sets planned by
-``inputs.plan_trials`` (sizes from the task's ``size_ranges``, input profiles, seeds ``seed,
+``trials.plan_trials`` (sizes from the task's ``size_ranges``, input profiles, seeds ``seed,
 seed+1, …``) and returns a ``Verdict`` whose ``seed`` replays the plan. Per trial: the
 candidate's status first (compile error, crash, race, deadlock, timeout, unsupported, rejected
 become ``Verdict.failure``), then inputs must be unchanged after the call, then every output is
@@ -34,7 +34,8 @@ from structcover.schema import TaskSpec, Verdict, content_hash
 from structcover.tools.data.atomic import atomic_write
 from structcover.tools.verify.backend import ExecutionBackend, RunResult
 from structcover.tools.verify.compare import compare_output
-from structcover.tools.verify.inputs import Trial, fresh_seed, make_inputs, plan_trials
+from structcover.tools.verify.inputs import make_inputs
+from structcover.tools.verify.trials import Trial, fresh_seed, plan_trials
 
 _VERDICT_BACKENDS = {"gpu", "cpu", "compile-only"}
 

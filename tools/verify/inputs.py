@@ -10,98 +10,38 @@ argument to a task does not change the data of the others.
 
 Structured generators fill several arguments at once; ``csr`` is the only one so far.
 
-**Inputs that vary.** A program that ignores ``n``, special-cases the tested shape or memorizes
-the outputs for known seeds must fail, so one verification runs ``trials`` different input
-sets, planned from one seed by :func:`plan_trials`: the sizes cycle through the low end of
-every ``TaskSpec.size_ranges`` entry, the high end, and odd sizes drawn between (odd, so never a
-multiple of a power-of-two block size); the input profiles cycle through the task's
-``input_profiles`` (large magnitudes, ties, edge values, specials where the task allows). The
-plan is a pure function of ``(spec, seed, trials)``, so the verdict's seed replays it exactly.
+Which sizes, profiles and seeds one verification tries is planned in
+:mod:`structcover.tools.verify.trials`; how each dtype is stored and poisoned is
+:mod:`structcover.tools.verify.dtypes`.
 """
 
 from __future__ import annotations
 
-import secrets
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
-from structcover.schema import DTYPES, TaskSpec, TensorArg
+from structcover.schema import TaskSpec, TensorArg
+from structcover.tools.verify.dtypes import (
+    POISON_BITS,
+    as_float64,
+    bfloat16_bits_to_float32,
+    cast_draws,
+    float32_to_bfloat16_bits,
+    is_poison,
+    numpy_dtype,
+    poison_array,
+)
 
-#: Raw bit patterns written into outputs before a call, per dtype.
-POISON_BITS: dict[str, int] = {
-    "float32": 0x7FC0DEAD,          # quiet NaN with a payload
-    "float64": 0x7FF8DEADBEEFDEAD,  # quiet NaN with a payload
-    "float16": 0x7E5A,              # quiet NaN with a payload
-    "bfloat16": 0x7FDA,             # quiet NaN with a payload (bits, stored as uint16)
-    "int8": 0xAB,
-    "uint8": 0xAB,
-    "int32": 0xDEADBEEF,
-    "uint32": 0xDEADBEEF,
-    "int64": 0xDEADBEEFDEADBEEF,
-}
-
-_BITS_VIEW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-
-def numpy_dtype(dtype: str) -> np.dtype:
-    """The numpy dtype that stores a task dtype (bfloat16 travels as uint16 bits)."""
-    if dtype not in DTYPES:
-        raise ValueError(f"unknown dtype {dtype!r}; known: {sorted(DTYPES)}")
-    return np.dtype(DTYPES[dtype])
-
-
-def poison_array(dtype: str, shape: tuple[int, ...]) -> np.ndarray:
-    """An array of ``shape`` whose every element holds the poison pattern of ``dtype``."""
-    np_dtype = numpy_dtype(dtype)
-    bits = np.full(shape, POISON_BITS[dtype], dtype=_BITS_VIEW[np_dtype.itemsize])
-    return bits.view(np_dtype)
-
-
-def is_poison(array: np.ndarray, dtype: str) -> np.ndarray:
-    """Boolean mask of the elements of ``array`` that still hold ``dtype``'s poison bits."""
-    np_dtype = numpy_dtype(dtype)
-    view = np.ascontiguousarray(array).view(_BITS_VIEW[np_dtype.itemsize])
-    return view == POISON_BITS[dtype]
-
-
-def float32_to_bfloat16_bits(values: np.ndarray) -> np.ndarray:
-    """Round float32 values to bfloat16 (nearest even) and return the raw uint16 bits."""
-    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
-    nan = np.isnan(values)
-    out = rounded.astype(np.uint16)
-    out[nan] = 0x7FC0
-    return out
-
-
-def bfloat16_bits_to_float32(bits: np.ndarray) -> np.ndarray:
-    """Widen raw bfloat16 bits (uint16) to float32 values."""
-    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
-
-
-def as_float64(array: np.ndarray, dtype: str) -> np.ndarray:
-    """Values of a buffer of task dtype ``dtype`` as float64 (bfloat16 bits are decoded)."""
-    if dtype == "bfloat16":
-        return bfloat16_bits_to_float32(array).astype(np.float64)
-    return np.asarray(array).astype(np.float64)
+# The dtype helpers are re-exported: inputs is where callers have always found them.
+__all__ = ["GENERATORS", "POISON_BITS", "PROFILES", "as_float64", "bfloat16_bits_to_float32",
+           "csr_nnz", "draw_tensor", "float32_to_bfloat16_bits", "is_poison", "make_inputs",
+           "numpy_dtype", "poison_array"]
 
 
 def _rng(seed: int, name: str) -> np.random.Generator:
     return np.random.default_rng([int(seed) & 0xFFFFFFFF, zlib.crc32(name.encode())])
-
-
-def _cast(values: np.ndarray, dtype: str) -> np.ndarray:
-    """Cast float64 draws to the storage dtype (bfloat16 rounded to bits)."""
-    if dtype == "bfloat16":
-        return float32_to_bfloat16_bits(values.astype(np.float32))
-    np_dtype = numpy_dtype(dtype)
-    if np.issubdtype(np_dtype, np.integer):
-        info = np.iinfo(np_dtype)
-        values = np.clip(np.floor(values), info.min, info.max)
-    return values.astype(np_dtype)
 
 
 def draw_tensor(arg: TensorArg, shape: tuple[int, ...], seed: int,
@@ -144,7 +84,7 @@ def draw_tensor(arg: TensorArg, shape: tuple[int, ...], seed: int,
                          "generator")
     if profile != "nominal" and dist in ("uniform", "normal", "randint"):
         values = _apply_profile(values, arg, profile, rng, large_scale)
-    return _cast(values, arg.dtype)
+    return cast_draws(values, arg.dtype)
 
 
 #: Input profiles a task may list in ``TaskSpec.input_profiles``.
@@ -202,98 +142,6 @@ def _apply_profile(values: np.ndarray, arg: TensorArg, profile: str, rng: np.ran
     return values
 
 
-@dataclass(frozen=True)
-class Trial:
-    """One planned input set of a verification."""
-
-    seed: int
-    sizes: dict[str, int]
-    profile: str
-
-    def describe(self) -> str:
-        """``seed S, sizes N=…, profile P`` for verdict messages."""
-        sizes = ", ".join(f"{k}={v}" for k, v in self.sizes.items())
-        return f"seed {self.seed}, sizes {sizes or '-'}, profile {self.profile}"
-
-
-def fresh_seed() -> int:
-    """A seed no program can predict (31 bits, from the OS's entropy pool)."""
-    return secrets.randbits(31)
-
-
-def _odd_in(rng: np.random.Generator, low: int, high: int) -> int:
-    """An odd integer in ``[low, high]`` (``low`` itself when the range holds no odd number)."""
-    value = int(rng.integers(low, high + 1))
-    if value % 2 == 0:
-        value = value + 1 if value + 1 <= high else value - 1
-    return value if low <= value <= high else low
-
-
-def size_plan(spec: TaskSpec, seed: int, count: int) -> list[dict[str, int]]:
-    """``count`` size assignments for one verification (see the module doc).
-
-    The first is the low end of every range, the second the high end, the rest odd sizes drawn
-    uniformly in between (one draw per three further trials, shared by them). Without
-    ``size_ranges`` every entry is the task's own sizes.
-
-    Raises:
-        ValueError: ``count`` < 1, or a drawn size makes a shape expression invalid.
-    """
-    if count < 1:
-        raise ValueError(f"size_plan: count must be >= 1, got {count}")
-    rng = np.random.default_rng([int(seed) & 0xFFFFFFFF, zlib.crc32(b"sizes")])
-    # Trials of one size run in one sandbox child, so the draws between the ends are shared by
-    # up to three trials (3 size sets for 5 trials): the draw is what a program cannot guess,
-    # the ends are what breaks size assumptions.
-    pool = [{name: _odd_in(rng, low, high) for name, (low, high) in spec.size_ranges.items()}
-            for _ in range(max(1, (count - 2) // 3))]
-    plans: list[dict[str, int]] = []
-    for index in range(count):
-        sizes = dict(spec.sizes)
-        for name, (low, high) in spec.size_ranges.items():
-            sizes[name] = low if index == 0 else high if index == 1 else \
-                pool[(index - 2) % len(pool)][name]
-        if spec.generator == "csr" and "N" in spec.size_ranges and "NNZ" in sizes:
-            # NNZ follows N for the csr generator; a range on NNZ itself would be inconsistent.
-            sizes["NNZ"] = csr_nnz(str(spec.generator_params.get("pattern")), sizes["N"],
-                                   spec.generator_params)
-        for arg in spec.tensors:
-            if any(d < 0 for d in spec.shape_of(arg.name, sizes)):
-                raise ValueError(f"task {spec.task_id}: sizes {sizes} give {arg.name} a negative "
-                                 "dimension; narrow size_ranges")
-        plans.append(sizes)
-    return plans
-
-
-def plan_trials(spec: TaskSpec, seed: int, trials: int, *, vary: bool = True) -> list[Trial]:
-    """The input sets of one verification: per-trial seed, sizes and profile.
-
-    Args:
-        spec: The task.
-        seed: The verification's seed (recorded in the verdict; replays the plan).
-        trials: Number of input sets.
-        vary: False keeps the task's own sizes and the nominal profile for every trial (an
-            explicit ``sizes`` override, or a caller that wants the old fixed behaviour).
-
-    Returns:
-        ``trials`` trials with seeds ``seed, seed+1, …``. Sizes: low end, high end, then
-        odd draws; profiles cycle through ``spec.input_profiles`` starting at the third trial,
-        so the size extremes are always tried on nominal data too.
-    """
-    if trials < 1:
-        raise ValueError(f"trials must be >= 1, got {trials}")
-    if not vary:
-        return [Trial(seed + t, dict(spec.sizes), "nominal") for t in range(trials)]
-    sizes = size_plan(spec, seed, trials)
-    # The size extremes run on nominal data; the other trials cycle the non-nominal profiles.
-    extra: list[str] = [p for p in spec.input_profiles if p != "nominal"] or ["nominal"]
-    plan = []
-    for t in range(trials):
-        profile = "nominal" if t < 2 else extra[(t - 2) % len(extra)]
-        plan.append(Trial(seed + t, sizes[t], profile))
-    return plan
-
-
 def csr_nnz(pattern: str, n: int, params: dict) -> int:
     """Number of nonzeros the ``csr`` generator produces for ``pattern`` on an N×N matrix."""
     if pattern == "diagonal":
@@ -343,9 +191,9 @@ def _csr(spec: TaskSpec, sizes: dict[str, int], seed: int) -> dict[str, np.ndarr
     vals_arg = args["vals"]
     vals = rng.uniform(vals_arg.low, vals_arg.high, size=nnz) if vals_arg.high > vals_arg.low \
         else np.full(nnz, vals_arg.low)
-    out = {"row_ptr": _cast(row_ptr.astype(np.float64), args["row_ptr"].dtype),
-           "col_idx": _cast(col_idx.astype(np.float64), args["col_idx"].dtype),
-           "vals": _cast(vals, vals_arg.dtype)}
+    out = {"row_ptr": cast_draws(row_ptr.astype(np.float64), args["row_ptr"].dtype),
+           "col_idx": cast_draws(col_idx.astype(np.float64), args["col_idx"].dtype),
+           "vals": cast_draws(vals, vals_arg.dtype)}
     for name, array in out.items():
         shape = spec.shape_of(name, sizes)
         if int(np.prod(shape)) != array.size:

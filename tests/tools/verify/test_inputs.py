@@ -122,7 +122,8 @@ def test_csr_rejects_inconsistent_nnz():
 # --- inputs that vary (issue 11) ---------------------------------------------------------------
 
 from structcover.tools.verify.compare import compare_output  # noqa: E402
-from structcover.tools.verify.inputs import PROFILES, plan_trials, size_plan  # noqa: E402
+from structcover.tools.verify.inputs import PROFILES  # noqa: E402
+from structcover.tools.verify.trials import plan_trials, size_plan  # noqa: E402
 
 
 def _ranged(**kw) -> TaskSpec:
@@ -197,7 +198,7 @@ def test_profiles_shape_the_data(profile):
 @pytest.mark.parametrize("n", [128, 1001, 65537])
 def test_default_tolerance_catches_a_reduction_that_skips_1_in_128(dtype, every, n):
     from structcover.schema import DEFAULT_TOLERANCE
-    from structcover.tools.verify.inputs import _cast
+    from structcover.tools.verify.dtypes import cast_draws as _cast
 
     atol, rtol = DEFAULT_TOLERANCE[dtype]
     x = np.random.default_rng(n).uniform(0.0, 1.0, n)
