@@ -207,7 +207,7 @@ def _flags(via: str, arch: str, include_dirs: Sequence[Path] = ()) -> list[str]:
         flags = nvrtc_options(arch, [*include_dirs, *toolchain.cuda_include_dirs()])
     else:
         flags = nvcc_flags(arch, include_dirs)
-    return [*flags, "slice:2", *_header_digest(include_dirs)]
+    return [*flags, "slice:3", *_header_digest(include_dirs)]
 
 
 def compile_program(source: str, arch: str | None = None,

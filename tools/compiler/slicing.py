@@ -72,6 +72,9 @@ _PRELUDE_MATH = """#ifndef INFINITY
 #define M_PI 3.14159265358979323846
 #endif"""
 
+#: torch's type-dispatch macros and the type alias they bind.
+_DISPATCH = re.compile(r"\bAT_DISPATCH_\w+\s*\(")
+_SCALAR_T = re.compile(r"\bscalar_t\b")
 _DEVICE_QUALIFIERS = ("__global__", "__device__")
 _DEVICE_VAR = re.compile(r"\b(__device__|__constant__|__shared__|__managed__|const|constexpr)\b")
 _HOST_API = re.compile(r"<<<|\bcuda[A-Z]\w*|\bstd::|\bprintf\s*\(\s*stderr")
@@ -270,9 +273,11 @@ def slice_device_code(source: str, *, target: Literal["nvrtc", "nvcc"] = "nvrtc"
     includes: list[str] = []
     _visit(root, buf, dropped, includes, policy)
     body = buf.decode("utf-8", "surrogatepass")
-    # nvcc keeps <stdint.h> itself; the typedefs would clash with glibc's.
+    # nvcc keeps <stdint.h> itself; the typedefs would clash with glibc's. A dropped framework
+    # header (torch/extension.h) brought <cstdint> too: KernelBench kernels use int64_t.
     prelude = [_PRELUDE_STDINT] if target == "nvrtc" and any(
-        _STDINT.match(h.strip('<>"')) for h in includes) else []
+        _STDINT.match(h.strip('<>"')) or FRAMEWORK_HEADERS.match(h.strip('<>"'))
+        for h in includes) else []
     prelude.append(_PRELUDE_MATH)
     prelude_text = "\n".join(prelude) + "\n"
     table = _constants(root)
@@ -282,6 +287,10 @@ def slice_device_code(source: str, *, target: Literal["nvrtc", "nvcc"] = "nvrtc"
         if "<" not in site.expression:
             continue
         resolved = resolve_instantiation(site.expression, table)
+        if resolved is None and _DISPATCH.search(source):
+            # Inside torch's AT_DISPATCH_* macros ``scalar_t`` is the dispatched type; float is
+            # in every floating dispatch list, so the kernel body gets compiled once.
+            resolved = resolve_instantiation(_SCALAR_T.sub("float", site.expression), table)
         if resolved is None:
             unresolved.append(f"{site.expression} (line {site.line}): template arguments "
                               "not fixed by the source")
