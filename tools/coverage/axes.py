@@ -23,23 +23,13 @@ import numpy as np
 import pandas as pd
 
 from structcover.tools.coverage.bins import Dimension, as_levels, is_categorical
+from structcover.tools.features.structure import LEVELS
 
 #: The pattern features in axis order (the seed design's coalescing x reuse x sync x
 #: intensity space, then vector width and tensor cores).
 PATTERN_AXES: tuple[str, ...] = ("pattern.global_access", "pattern.reuse", "pattern.sync",
                                  "pattern.intensity", "pattern.vector_width",
                                  "pattern.tensor_cores")
-
-# The documented level sets; tools/features/structure.py is the source of truth when present.
-_LEVELS: dict[str, tuple[str, ...]] = {
-    "pattern.global_access": ("coalesced", "strided", "broadcast", "indirect", "mixed", "none"),
-    "pattern.reuse": ("none", "smem_staging", "smem_tiling", "register_tiling",
-                      "smem_and_register"),
-    "pattern.sync": ("none", "block", "warp", "block_and_warp", "atomic_or_grid"),
-    "pattern.intensity": ("low", "medium", "high"),
-    "pattern.vector_width": ("1", "2", "4", "8"),
-    "pattern.tensor_cores": ("no", "yes"),
-}
 
 #: Count edges: none, one, a few, several, many (the last bin is open).
 COUNT_EDGES: tuple[float, ...] = (0.0, 1.0, 2.0, 4.0, 8.0, math.inf)
@@ -50,12 +40,8 @@ DECADE_EDGES: tuple[float, ...] = (0.0, 0.01, 0.1, 1.0, 10.0, 100.0, math.inf)
 
 
 def pattern_levels() -> dict[str, tuple[str, ...]]:
-    """Documented levels of each pattern feature."""
-    try:
-        from structcover.tools.features.structure import LEVELS  # noqa: PLC0415
-    except ImportError:
-        return dict(_LEVELS)
-    return {**_LEVELS, **{k: tuple(v) for k, v in LEVELS.items()}}
+    """Documented levels of each pattern feature (their home: ``tools/features/structure.py``)."""
+    return {k: tuple(v) for k, v in LEVELS.items()}
 
 
 def is_pattern(name: str) -> bool:
