@@ -55,11 +55,39 @@ def _list(as_json: bool, state: Path | None) -> None:
           len(s["families_equivalent"]) if s else "-"] for r in rows])
 
 
+def _check_kernelbench(variants: list[Any], task: str, backend: str) -> list[Any]:
+    """Each variant verified against the KernelBench problem ``task`` (``moved`` not checked)."""
+    from pydantic import BaseModel
+
+    from structcover.tools.kernelbench.problem import resolve_problem
+    from structcover.tools.kernelbench.verify import verify_kernelbench
+
+    try:
+        problem = resolve_problem(task)
+    except ValueError as exc:
+        fail(str(exc))
+    kb_backend = backend if backend in ("auto", "cpu", "gpu") else "cpu"
+
+    class KernelBenchCheck(BaseModel):
+        equivalent: bool | None
+        moved: str = "not checked"
+        verdict: dict[str, Any]
+
+    out = []
+    for v in variants:
+        verdict = verify_kernelbench(v.source, problem, backend=kb_backend)  # type: ignore[arg-type]
+        out.append(KernelBenchCheck(equivalent=verdict.equivalent,
+                                    verdict=verdict.model_dump(mode="json")))
+    return out
+
+
 def mutate(
-    file: Path | None = typer.Argument(None, help="The .cu program to mutate."),
+    file: Path | None = typer.Argument(None, help="The .cu program or KernelBench .py "
+                                       "candidate to mutate."),
     op: str | None = typer.Option(None, "--op", help="Operator name (see --list)."),
     task: str | None = typer.Option(None, "--task",
-                                    help="TaskSpec YAML or corpus task id: verify variants on it."),
+                                    help="TaskSpec YAML or corpus task id (a KernelBench "
+                                    "problem file for a .py candidate): verify variants on it."),
     output: Path | None = typer.Option(None, "-o", "--output",
                                        help="Write the first variant here (more: OUT.1.cu ...)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
@@ -83,9 +111,15 @@ def mutate(
     except KeyError as exc:
         fail(exc.args[0])
     source = read_source(file)
-    result = info.func(source)
-    spec = _resolve_task(task)
-    checks = []
+    from structcover.tools.mutations.embedded import is_kernelbench_candidate, run_operator
+
+    # A KernelBench candidate is mutated inside its load_inline CUDA; variants are whole files.
+    kernelbench = is_kernelbench_candidate(source)
+    result = run_operator(info.name, source)
+    spec = None if kernelbench else _resolve_task(task)
+    checks: list[Any] = []
+    if kernelbench and task is not None and result.variants:
+        checks = _check_kernelbench(result.variants, task, backend)
     if spec is not None and result.variants:
         from structcover.tools.mutations.stats import check_variant
         from structcover.tools.verify.select import get_backend
