@@ -11,39 +11,31 @@ Example::
     near = store.nearest(f, k=3, task="t", verified=True)
     store.record_attempt("t", "pattern.reuse=high", AttemptRecord(round=1, outcome="wrong_bin",
                          stage="structure", reason="landed in pattern.reuse=none"))
+
+This module holds opening, index repair and programs; gaps and attempts live in
+:mod:`~structcover.tools.store.gaps`, operator outcomes in
+:mod:`~structcover.tools.store.operators`, per-round features in
+:mod:`~structcover.tools.store.rounds` (mixins over the same ledger).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 
 from structcover.tools.store.embedding import FeatureSpace
+from structcover.tools.store.gaps import GapLedger
 from structcover.tools.store.index import ProgramIndex
 from structcover.tools.store.ledger import Ledger, StoreError, StoreOpenError
-from structcover.tools.store.models import (
-    GAP_STATUSES,
-    AttemptRecord,
-    DiscoveredFeature,
-    GapHistory,
-    GapStatus,
-    InfeasibilityProof,
-    Neighbor,
-    OperatorOutcome,
-    OperatorTally,
-    ProgramRecord,
-    RoundFeatures,
-)
-
-if TYPE_CHECKING:  # only for annotations: importing mining pulls in scikit-learn
-    from structcover.tools.mining.discover import Discovery
-    from structcover.tools.mining.drift import Drift
+from structcover.tools.store.models import GAP_STATUSES, Neighbor, ProgramRecord
+from structcover.tools.store.operators import OperatorLedger
+from structcover.tools.store.rounds import RoundLedger
 
 _SPACE_KEY = "feature_space"
 
 
-class MemoryStore:
+class MemoryStore(GapLedger, OperatorLedger, RoundLedger):
     """Typed access to the campaign memory. Build with :meth:`open`."""
 
     def __init__(self, root: Path, ledger: Ledger) -> None:
@@ -136,9 +128,12 @@ class MemoryStore:
         Re-adding a program with the same id is idempotent. The first batch of a store
         without a feature space fixes the space (fitted on that batch).
         """
-        recs = list(records)
-        if not recs:
+        given = list(records)
+        if not given:
             return []
+        # One record per id (the last wins), as INSERT OR REPLACE would leave it: the index
+        # refuses a batch that repeats an id.
+        recs = list({r.program_id: r for r in given}.values())
         space = self._stored_space()
         with self._ledger.transaction() as db:
             if space is None:
@@ -156,7 +151,7 @@ class MemoryStore:
             if note := self._index.open_checked():
                 self.repairs.append(note)
         self._index.upsert(recs)
-        return [r.program_id for r in recs]
+        return [r.program_id for r in given]
 
     def get_program(self, program_id: str) -> ProgramRecord | None:
         """The program with this id, or None."""
@@ -230,167 +225,14 @@ class MemoryStore:
         ranked = sorted(((round_(d), i) for i, d in hits if i in recs))
         return [Neighbor(program=recs[i], distance=d) for d, i in ranked]
 
-    # gaps ----------------------------------------------------------------------------------
-    def record_attempt(self, task: str, bin_label: str, attempt: AttemptRecord) -> None:
-        """Record one attempt at a gap (idempotent) and move the gap's status.
-
-        The attempt's id hashes (task, bin, every field): the same attempt replayed after a
-        resume is stored once; set ``candidate_id`` so distinct candidates stay distinct.
-
-        An ``open`` gap becomes ``targeted``; an attempt with outcome ``filled`` makes it
-        ``filled``. An ``infeasible`` gap keeps its status unless an attempt fills it (which
-        disproves the proof; the proof is kept in the history for inspection).
-        """
-        aid = attempt.attempt_id(task, bin_label)
-        with self._ledger.transaction() as db:
-            new = db.execute("INSERT OR IGNORE INTO attempts VALUES (?, ?, ?, ?, ?)",
-                             (aid, task, bin_label, attempt.round,
-                              attempt.model_dump_json())).rowcount
-            if not new:
-                return
-            row = db.execute("SELECT status FROM gaps WHERE task = ? AND bin_label = ?",
-                             (task, bin_label)).fetchone()
-            status = "open" if row is None else row[0]
-            if attempt.outcome == "filled":
-                status = "filled"
-            elif status == "open":
-                status = "targeted"
-            db.execute("INSERT INTO gaps VALUES (?, ?, ?, ?, NULL) ON CONFLICT (task, bin_label)"
-                       " DO UPDATE SET status = excluded.status, round = excluded.round",
-                       (task, bin_label, status, attempt.round))
-
-    def set_gap_status(self, task: str, bin_label: str, status: GapStatus, round: int
-                       ) -> None:
-        """Set a gap's status (use :meth:`mark_infeasible` for ``infeasible``: it needs a proof).
-
-        Raises:
-            ValueError: Unknown status, or ``infeasible`` without a proof.
-        """
-        if status not in GAP_STATUSES:
-            raise ValueError(f"gap status {status!r} is not one of {GAP_STATUSES}")
-        if status == "infeasible":
-            raise ValueError("set_gap_status: a gap becomes infeasible only with a proof; "
-                             "call mark_infeasible")
-        with self._ledger.transaction() as db:
-            db.execute("INSERT INTO gaps VALUES (?, ?, ?, ?, NULL) ON CONFLICT (task, bin_label)"
-                       " DO UPDATE SET status = excluded.status, round = excluded.round",
-                       (task, bin_label, status, round))
-
-    def mark_infeasible(self, task: str, bin_label: str, proof: InfeasibilityProof) -> None:
-        """Mark a gap infeasible, storing why; later rounds skip it."""
-        with self._ledger.transaction() as db:
-            db.execute("INSERT INTO gaps VALUES (?, ?, 'infeasible', ?, ?) "
-                       "ON CONFLICT (task, bin_label) DO UPDATE SET status = 'infeasible', "
-                       "round = excluded.round, proof = excluded.proof",
-                       (task, bin_label, proof.round, proof.model_dump_json()))
-
-    def gap_history(self, task: str, bin_label: str) -> GapHistory:
-        """Status, proof and every attempt of one gap (``open``, no attempts, if never seen)."""
-        row = self._ledger.rows("SELECT status, round, proof FROM gaps WHERE task = ? AND "
-                                "bin_label = ?", (task, bin_label))
-        attempts = [AttemptRecord.model_validate_json(r[0]) for r in self._ledger.rows(
-            "SELECT record FROM attempts WHERE task = ? AND bin_label = ? ORDER BY rowid",
-            (task, bin_label))]
-        if not row:
-            return GapHistory(task=task, bin_label=bin_label, status="open", round=0,
-                              attempts=attempts)
-        status, rnd, proof = row[0]
-        return GapHistory(task=task, bin_label=bin_label, status=status, round=rnd,
-                          attempts=attempts,
-                          proof=None if proof is None
-                          else InfeasibilityProof.model_validate_json(proof))
-
-    def gaps(self, *, task: str | None = None, status: GapStatus | None = None
-             ) -> list[GapHistory]:
-        """Every recorded gap (filtered), ordered by (task, bin label)."""
-        sql, args = "SELECT task, bin_label FROM gaps WHERE 1=1", []
-        if task is not None:
-            sql += " AND task = ?"
-            args.append(task)
-        if status is not None:
-            sql += " AND status = ?"
-            args.append(status)
-        return [self.gap_history(t, b)
-                for t, b in self._ledger.rows(sql + " ORDER BY task, bin_label", args)]
-
-    # operators -----------------------------------------------------------------------------
-    def record_operator_outcome(self, outcome: OperatorOutcome) -> None:
-        """Record one operator application (idempotent)."""
-        self.record_operator_outcomes([outcome])
-
-    def record_operator_outcomes(self, outcomes: Iterable[OperatorOutcome]) -> None:
-        """Record operator applications in one atomic write (idempotent per outcome).
-
-        An outcome's id hashes all its fields, so recording it again after a resume is a
-        no-op — and two applications equal in every field count once. Give each its
-        ``program_id`` (the parent it was applied to) so distinct applications stay distinct,
-        and its ``levels_before``/``levels_after`` so the planner can learn from it.
-        """
-        with self._ledger.transaction() as db:
-            db.executemany("INSERT OR IGNORE INTO operator_outcomes VALUES (?, ?, ?, ?)",
-                           [(o.outcome_id(), o.operator, o.family, o.model_dump_json())
-                            for o in outcomes])
-
-    def operator_outcomes(self, family: str | None = None, operator: str | None = None
-                          ) -> list[OperatorOutcome]:
-        """Recorded operator applications, oldest first."""
-        sql, args = "SELECT record FROM operator_outcomes WHERE 1=1", []
-        if family is not None:
-            sql += " AND family = ?"
-            args.append(family)
-        if operator is not None:
-            sql += " AND operator = ?"
-            args.append(operator)
-        return [OperatorOutcome.model_validate_json(r[0])
-                for r in self._ledger.rows(sql + " ORDER BY rowid", args)]
-
-    def operator_tallies(self, family: str | None = None) -> dict[str, OperatorTally]:
-        """Success / failure counts per operator (on ``family``, or on all families)."""
-        out: dict[str, OperatorTally] = {}
-        for o in self.operator_outcomes(family):
-            t = out.setdefault(o.operator, OperatorTally(operator=o.operator, family=family,
-                                                         successes=0, failures=0))
-            if o.success:
-                t.successes += 1
-            else:
-                t.failures += 1
-                t.failure_stages[o.stage] = t.failure_stages.get(o.stage, 0) + 1
-        return dict(sorted(out.items()))
-
-    # discovered features -------------------------------------------------------------------
-    def record_features(self, round: int, discovery: Discovery,
-                        drift: Drift | None = None) -> RoundFeatures:
-        """Store one round's discovered features (MI, tier, F*, drift); replaces that round."""
-        if round < 0:
-            raise ValueError(f"record_features: round must be >= 0, got {round}")
-        prev = {c.name: c.previous for c in drift.tier_changes} if drift else {}
-        feats = [DiscoveredFeature(
-            name=f.name, mi=f.mi, tier=f.tier, selected=f.selected, stability=f.stability,
-            mi_delta=drift.mi_delta.get(f.name) if drift else None,
-            previous_tier=prev.get(f.name)) for f in discovery.features]
-        rf = RoundFeatures(round=round, features=feats, f_star=list(discovery.f_star),
-                           jaccard=drift.jaccard if drift else None,
-                           entered=list(drift.entered) if drift else [],
-                           left=list(drift.left) if drift else [])
-        with self._ledger.transaction() as db:
-            db.execute("INSERT OR REPLACE INTO round_features VALUES (?, ?)",
-                       (round, rf.model_dump_json()))
-        return rf
-
-    def features_of_round(self, round: int) -> RoundFeatures | None:
-        """The features recorded for ``round``, or None if that round was never recorded."""
-        rows = self._ledger.rows("SELECT record FROM round_features WHERE round = ?", (round,))
-        return RoundFeatures.model_validate_json(rows[0][0]) if rows else None
-
-    def rounds(self) -> list[int]:
-        """Rounds with recorded features, ascending."""
-        return [int(r[0]) for r in self._ledger.rows(
-            "SELECT round FROM round_features ORDER BY round")]
-
     def summary(self) -> dict[str, Any]:
-        """Counts for reports: programs, gaps by status, attempts, operator outcomes."""
+        """Counts for reports: programs (and per origin: input, mutant, llm...), gaps by
+        status, attempts, operator outcomes."""
         by_status = dict(self._ledger.rows("SELECT status, COUNT(*) FROM gaps GROUP BY status"))
-        return {"path": str(self.root), "programs": self.count_programs(),
+        origins = {str(o): int(n) for o, n in self._ledger.rows(
+            "SELECT json_extract(record, '$.origin'), COUNT(*) FROM programs GROUP BY 1 "
+            "ORDER BY 1")}
+        return {"path": str(self.root), "programs": self.count_programs(), "origins": origins,
                 "gaps": {s: int(by_status.get(s, 0)) for s in GAP_STATUSES},
                 "attempts": int(self._ledger.rows("SELECT COUNT(*) FROM attempts")[0][0]),
                 "operator_outcomes": int(self._ledger.rows(

@@ -50,6 +50,14 @@ def test_add_is_idempotent_and_ids_are_content_hashes(tmp_path: Path) -> None:
     other_task = ProgramRecord(task="t9", source=recs[0].source, features={}, verified=True,
                                round=0)
     assert other_task.program_id != recs[0].program_id
+    # new programs by origin: mutants and LLM-written ones are counted apart; a batch that
+    # repeats a program stores it once
+    new = [ProgramRecord(task="t0", source=f"// {i} {o}", features={"loops": 1.0},
+                         verified=True, round=1, origin=o)
+           for i, o in enumerate(("mutant", "llm", "llm"))]
+    assert store.add_programs([*new, new[0]]) == [r.program_id for r in [*new, new[0]]]
+    assert store.summary()["origins"] == {"input": 30, "llm": 2, "mutant": 1}
+    assert store.count_programs() == 33
     store.close()
 
 
