@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from structcover.tools.compiler.nvcc import RawCompile
+from structcover.tools.compiler.raw import RawCompile
 from structcover.tools.verify.jail import SandboxUnavailable, own_lines, run_compiler
 
 #: Address-space limit per compiler process (cicc and NVRTC reserve a few GiB of virtual memory).

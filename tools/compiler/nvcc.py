@@ -4,19 +4,12 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+# RawCompile lives in raw.py, which jailed.py (imported here lazily) also needs: no cycle.
+from structcover.tools.compiler.raw import RawCompile
 
-@dataclass
-class RawCompile:
-    """What one compiler invocation produced, before parsing."""
-
-    ok: bool
-    log: str = ""
-    ptx: str = ""
-    cubin: bytes | None = None
-    timed_out: bool = False
+__all__ = ["RawCompile", "compile_nvcc", "nvcc_flags"]
 
 
 def nvcc_flags(arch: str, include_dirs: Sequence[Path] = ()) -> list[str]:

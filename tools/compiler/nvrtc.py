@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from structcover.tools.compiler.nvcc import RawCompile
+from structcover.tools.compiler.raw import RawCompile
 
 
 def _check(result: object, what: str) -> None:

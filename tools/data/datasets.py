@@ -20,9 +20,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from structcover.schema import content_hash
-from structcover.tools.cuda_ast import decode_source
 from structcover.tools.data.atomic import atomic_write
 from structcover.tools.data.kernelbench import extract_cuda_sources
+from structcover.tools.data.text import decode_source
 
 #: Columns of the normalized record, in order.
 RECORD_COLUMNS = ["program_id", "task_id", "prompt", "program", "correct", "speedup",

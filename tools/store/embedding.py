@@ -114,12 +114,9 @@ def numeric_features(values: Mapping[str, Any]) -> tuple[dict[str, float], dict[
         ``(numeric, levels)``: the numeric mapping for :class:`FeatureSpace`, and the raw
         categorical values (for planning and bin checks).
     """
-    try:  # the documented pattern levels live beside the archive axes
-        from structcover.tools.coverage.axes import pattern_levels
+    from structcover.tools.features.structure import LEVELS  # the documented pattern levels
 
-        documented = pattern_levels()
-    except ImportError:
-        documented = {}
+    documented = {k: tuple(v) for k, v in LEVELS.items()}
     numeric: dict[str, float] = {}
     levels: dict[str, str] = {}
     for name, v in values.items():
