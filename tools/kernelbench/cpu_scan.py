@@ -1,0 +1,122 @@
+"""What the CPU build of a ``load_inline`` extension refuses before compiling anything.
+
+The CPU path runs the extension's kernels on the project's emulator (docs/EMULATOR.md) and its
+host code against torch's CPU build. Library code that needs a real GPU (cuBLAS/cuDNN handles,
+CUTLASS/CuTe, CUB/Thrust, cuRAND...), inline PTX, textures and surfaces, and torch's own CUDA
+headers other than the shimmed ones (``cpu_build.SHIMMED_HEADERS``) cannot run there, so they
+are reported as ``unsupported: <construct>``, never compiled into a wrong verdict. The scan reads
+the text with comments and string literals blanked, so a construct named only in a comment or a
+docstring is not refused.
+"""
+
+from __future__ import annotations
+
+import re
+
+from structcover.tools.verify.rewriter import UNSUPPORTED_NAMES
+
+__all__ = ["UnsupportedConstruct", "SHIMMED_HEADERS", "scan_sources", "scan_ldflags"]
+
+
+class UnsupportedConstruct(Exception):
+    """The extension uses something the CPU emulator cannot run.
+
+    Attributes:
+        construct: What it is, for the verdict's ``unsupported: <construct>``.
+    """
+
+    def __init__(self, construct: str):
+        super().__init__(construct)
+        self.construct = construct
+
+
+#: torch CUDA headers with a CPU shim in ``shims/`` (each documented there).
+SHIMMED_HEADERS = frozenset({
+    "ATen/cuda/CUDAContext.h", "ATen/cuda/CUDAContextLight.h", "ATen/cuda/Exceptions.h",
+    "c10/cuda/CUDAStream.h", "c10/cuda/CUDAGuard.h", "c10/cuda/CUDAException.h",
+    "c10/cuda/CUDAFunctions.h", "cuda.h"})
+
+#: Library and language constructs, found in code (comments and strings blanked).
+_CONSTRUCTS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"\bcublas\w*|\bCUBLAS_\w+|\bgetCurrentCUDABlas(?:Lt)?Handle\b|\bat::cuda::blas\b"),
+     "cuBLAS (handle or call)"),
+    (re.compile(r"\bcudnn\w*|\bCUDNN_\w+"), "cuDNN (handle or call)"),
+    (re.compile(r"\bcutlass\b"), "CUTLASS"),
+    (re.compile(r"\bcute\s*::"), "CuTe"),
+    (re.compile(r"\b(?:asm|__asm__|__asm)\s*(?:volatile|__volatile__)?\s*(?:goto\s*)?\("),
+     "inline PTX / assembly (asm)"),
+    (re.compile(r"\bcurand\w*"), "cuRAND"),
+    (re.compile(r"\bcufft\w*"), "cuFFT"),
+    (re.compile(r"\bcusparse\w*"), "cuSPARSE"),
+    (re.compile(r"\bcusolver\w*"), "cuSOLVER"),
+    (re.compile(r"\bthrust\s*::"), "Thrust"),
+    (re.compile(r"\bcub\s*::"), "CUB"),
+    (re.compile(r"\bgetCurrentCUDASparseHandle\b"), "cuSPARSE (handle or call)"),
+    (re.compile(r"\bat::cuda::CUDAEvent\b"), "torch CUDA events (at::cuda::CUDAEvent)"),
+    (re.compile(r"\bc10::cuda::CUDACachingAllocator\b"), "torch's CUDA caching allocator"),
+]
+
+#: Headers of libraries the emulator lacks (the rewriter's list, plus torch's CUDA internals).
+_LIBRARY_HEADER = re.compile(
+    r"^(cub/|thrust/|cuda/|mma\.h|cuda_pipeline|cuda_awbarrier|cublas|cudnn|curand|cufft|"
+    r"cusparse|cusolver|cutlass/|cute/|cooperative_groups/(?!reduce\.h)|sm_\d+_intrinsics|nvrtc|"
+    r"cuda_fp8|cuda_fp6|cuda_fp4|nvshmem)")
+_TORCH_CUDA_HEADER = re.compile(r"^(ATen/cuda/|c10/cuda/|ATen/native/cuda/|ATen/cudnn/|THC/|"
+                                r"ATen/native/cudnn/|c10/hip/|ATen/hip/|torch/csrc/cuda/)")
+_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.MULTILINE)
+_LEXEME = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/', re.DOTALL)
+_IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
+#: Link flags naming GPU libraries the emulator cannot stand in for.
+_GPU_LIBS = re.compile(r"^-l(cublas\w*|cudnn\w*|curand\w*|cufft\w*|cusparse\w*|cusolver\w*|nvshmem\w*"
+                       r"|cutlass\w*|nccl\w*)$")
+
+
+def code_only(text: str) -> str:
+    """``text`` with comments and string/char literals blanked (newlines kept)."""
+
+    def blank(m: re.Match[str]) -> str:
+        s = m.group(0)
+        if s.startswith(("//", "/*")):
+            return re.sub(r"[^\n]", " ", s)
+        return s[0] + re.sub(r"[^\n]", " ", s[1:-1]) + s[-1]
+
+    return _LEXEME.sub(blank, text)
+
+
+def _header_reason(header: str) -> str | None:
+    header = header.strip()
+    if header in SHIMMED_HEADERS:
+        return None
+    if _LIBRARY_HEADER.match(header):
+        return f"header <{header}>"
+    if _TORCH_CUDA_HEADER.match(header):
+        return f"torch CUDA header <{header}> (no CPU shim)"
+    return None
+
+
+def scan_sources(texts: list[str]) -> list[str]:
+    """The unsupported constructs in these sources (C++ or CUDA), in order found, no repeats."""
+    found: list[str] = []
+    for text in texts:
+        for header in _INCLUDE.findall(text):
+            reason = _header_reason(header)
+            if reason:
+                found.append(reason)
+        code = code_only(text)
+        for pattern, name in _CONSTRUCTS:
+            if pattern.search(code):
+                found.append(name)
+        for ident in set(_IDENT.findall(code)):
+            if ident in UNSUPPORTED_NAMES:
+                found.append(UNSUPPORTED_NAMES[ident])
+    return list(dict.fromkeys(found))
+
+
+def scan_ldflags(flags: list[str]) -> list[str]:
+    """GPU libraries named by ``-l`` link flags (``-lcublas`` -> ``library cublas``)."""
+    found = []
+    for flag in flags:
+        m = _GPU_LIBS.match(flag.strip())
+        if m:
+            found.append(f"library {m.group(1)} (-l{m.group(1)})")
+    return found
