@@ -199,10 +199,7 @@ def summarize(state: dict[str, Any], prep: Prepared, options: CampaignOptions) -
                           origin=origin_of(p), verification=Verification(backend=p["backend"], equivalent=True,
                                                     checks=list(p["checks"])))
              for p in state.get("added", [])]
-    open_gaps = [OpenGap(task=g["task"], bin=g["bin"],
-                         status="infeasible" if g["status"] == "infeasible" else "open",
-                         reason="; ".join(g["reasons"][1:]) or g["reasons"][0])
-                 for g in state.get("gaps", []) if g["status"] not in ("filled", "reused")]
+    open_gaps = _open_gaps(state, prep)
     reused = [f"{g['task']} / {g['bin']}: {g['reasons'][-1]}" for g in state.get("gaps", [])
               if g["status"] == "reused"]
     return CampaignResult(
@@ -211,11 +208,29 @@ def summarize(state: dict[str, Any], prep: Prepared, options: CampaignOptions) -
         scov_before=_mean([c.before for c in coverage]),
         scov_after=_mean([c.after for c in coverage]), added=added,
         added_by_origin=dict(sorted(Counter(a.origin for a in added).items())),
-        reweighted=sorted({*state.get("reweighted", []), *reused}), open_gaps=open_gaps,
+        reweighted=sorted({*state.get("reweighted", []), *reused, *prep.reweighting}),
+        open_gaps=open_gaps,
         candidates=int(state.get("candidates", 0)), verified=int(state.get("verified", 0)),
         stopped=str(state.get("stopped", "")), files=dict(state.get("files", {})),
         notes=[*prep.notes, *state.get("notes", []), *_llm_lines(prep)],
         llm=prep.llm.summary() if prep.llm is not None else {})
+
+
+def _open_gaps(state: dict[str, Any], prep: Prepared) -> list[OpenGap]:
+    """Unfilled gaps: infeasible only with a task-rule proof; a gap the operators did not
+    reach (even one memory closed after failed attempts) is open and says so."""
+    from structcover.tools.curation.gap_report import classify_gap
+
+    proofs = getattr(prep.context.tools.coverage, "infeasible", lambda task: {})
+    out = []
+    for g in state.get("gaps", []):
+        if g["status"] in ("filled", "reused"):
+            continue
+        status, reason = classify_gap(g["reasons"], proofs(g["task"]).get(g["bin"]),
+                                      llm=prep.llm is not None)
+        out.append(OpenGap(task=g["task"], bin=g["bin"], reason=reason,
+                           status="infeasible" if status == "infeasible" else "open"))
+    return out
 
 
 def _llm_lines(prep: Prepared) -> list[str]:

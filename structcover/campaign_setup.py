@@ -39,6 +39,8 @@ class Prepared:
     store: Any
     notes: list[str] = field(default_factory=list)
     llm: Any = None  # agents.llm.LLMClient when the campaign runs with --llm
+    #: Gap bins an earlier round's program reaches: re-using it is reweighting, not a fill.
+    reweighting: list[str] = field(default_factory=list)
     executor: Any = None  # tools.executors executor of --executor ray (None: this process)
 
     def close(self) -> None:
@@ -80,13 +82,15 @@ def prepare(data: Path, state_dir: Path, options: CampaignOptions) -> Prepared:
     n = int(d.round or 0)
     rows = run.table.reset_index(drop=True)
     proofs: dict[str, dict[str, str]] = {"*": {p.bin: p.reason for p in d.infeasible}}
-    proofs.update(task_rule_proofs(rows, run.archive))
+    rule_proofs = task_rule_proofs(rows, run.archive)
+    proofs.update(rule_proofs)
     coverage = ArchiveCoverage(
         table=rows, archive=run.archive, proofs=proofs,
         f_star=[f.name for f in d.features if f.selected], drift=_drift(state_dir, n),
         priority={g.bin: (g.priority, g.kind, list(g.reasons)) for g in d.gaps})
     store = SerialStore(lambda: MemoryStore.open(state_dir / "memory"))
-    _seed_memory(store, rows, coverage, n)
+    _seed_memory(store, _parents(table, rows, run.archive, n), coverage, n)
+    _store_rule_proofs(store, rule_proofs, n)
     memory = StoreMemory(store, coverage)
     from structcover.campaign_bindings import bind_planner, bind_verifier
 
@@ -98,7 +102,7 @@ def prepare(data: Path, state_dir: Path, options: CampaignOptions) -> Prepared:
     tools = Toolbox(coverage=coverage, memory=memory, planner=bind_planner(store, run.archive),
                     mutate=RegistryMutate(executor=executor),
                     verify=verifier,
-                    known_ids=_known_ids(rows), family_of=_families(rows))
+                    known_ids=_known_ids(table), family_of=_families(rows))
     limits = Limits(budget=options.budget, target_scov=options.target_scov,
                     max_retries=options.max_retries, targets_per_step=options.targets_per_step,
                     wall_time_s=options.wall_time_s, gpu_seconds=options.gpu_seconds,
@@ -106,6 +110,9 @@ def prepare(data: Path, state_dir: Path, options: CampaignOptions) -> Prepared:
     prep = Prepared(state_dir=state_dir, round=n, context=CampaignContext(
         tools=tools, limits=limits, diagnoser=Diagnoser(max_failures=3), round=n),
         table=rows, run=run, store=store, notes=list(run.notes), executor=executor)
+    from structcover.tools.curation.gap_report import earlier_round_bins, reweighting_lines
+
+    prep.reweighting = reweighting_lines(earlier_round_bins(table, run.archive, n))
     from structcover.campaign_export import exporter
 
     prep.context.export = exporter(prep, options)
@@ -125,34 +132,35 @@ def _executor(options: Any) -> Any:
 
 
 def task_rule_proofs(rows: pd.DataFrame, archive: Any) -> dict[str, dict[str, str]]:
-    """Per task, the bins a task rule of ``tools.coverage.per_task`` proves infeasible
-    (bins a program of the task reaches stay feasible: the program disproves the rule)."""
-    try:
-        from structcover.tools.coverage.per_task import (
-            DEFAULT_TASK_RULES,
-            task_families,
-        )
-    except ImportError:
-        return {}
-    labels = archive.labels()
-    bounds = {lab: archive.describe_bin(lab) for lab in labels}
-    idx = archive.index(rows)
-    fams = task_families(rows).to_numpy()
-    tasks = rows["task_id"].astype(str).to_numpy()
-    out: dict[str, dict[str, str]] = {}
-    for task in sorted(set(tasks)):
-        mine = tasks == task
-        family = str(fams[mine][0])
-        reached = {labels[int(i)] for i in idx[mine] if i >= 0}
-        for rule in DEFAULT_TASK_RULES:
-            if family not in rule.families and task not in rule.families:
-                continue
-            for lab in labels:
-                b = bounds[lab]
-                if lab not in reached and all(f in b and b[f].value == v
-                                              for f, v in rule.when.items()):
-                    out.setdefault(task, {})[lab] = f"{rule.name}: {rule.reason}"
-    return out
+    """Per task, the bins a task rule of ``tools.coverage.per_task`` proves infeasible, as
+    ``"rule-name: reason"`` (bins a program of the task reaches stay feasible: the program
+    disproves the rule there)."""
+    from structcover.tools.coverage.per_task import task_infeasible_bins
+
+    return task_infeasible_bins(rows, archive)
+
+
+def _store_rule_proofs(store: Any, proofs: dict[str, dict[str, str]], n: int) -> None:
+    """Record every rule-proven infeasible (task, bin) in memory with its rule and reason, so
+    the proof is kept with the gap and a later round skips it."""
+    from structcover.tools.store import InfeasibilityProof
+
+    for task in sorted(proofs):
+        for label, text in sorted(proofs[task].items()):
+            rule, _, reason = text.partition(": ")
+            store.mark_infeasible(task, label, InfeasibilityProof(
+                reason=reason or text, rule=rule, round=n))
+
+
+def _parents(table: pd.DataFrame, rows: pd.DataFrame, archive: Any, n: int) -> pd.DataFrame:
+    """The mutation parents: the round's programs, then those of earlier rounds when the data
+    carries their archive features. A collapsed round keeps few structures per task; the
+    policy's earlier programs are still verified starting points (a mutant of one is a new
+    program; re-using one unchanged is reweighting, never counted as filling a bin)."""
+    if "round" not in table.columns or any(f not in table.columns for f in archive.features):
+        return rows
+    earlier = table[pd.to_numeric(table["round"], errors="coerce") < n]
+    return pd.concat([rows, earlier], ignore_index=True) if len(earlier) else rows
 
 
 def _drift(state_dir: Path, n: int) -> list[str]:
@@ -170,7 +178,8 @@ def _drift(state_dir: Path, n: int) -> list[str]:
 
 
 def _seed_memory(store: Any, rows: pd.DataFrame, coverage: ArchiveCoverage, n: int) -> None:
-    """Add the round's distinct correct programs (the mutation parents) to memory."""
+    """Add the distinct correct programs of ``rows`` (the mutation parents) to memory, each
+    with the round it came from."""
     from structcover.tools.store import ProgramRecord
     from structcover.tools.store.embedding import numeric_features
 
@@ -183,7 +192,9 @@ def _seed_memory(store: Any, rows: pd.DataFrame, coverage: ArchiveCoverage, n: i
         numeric, levels = numeric_features(values)
         records.append(ProgramRecord(
             task=str(r["task_id"]), source=str(r["program"]),
-            features=finite(numeric), levels=levels, verified=True, round=n, origin="input",
+            features=finite(numeric), levels=levels, verified=True,
+            round=n if "round" not in ok.columns or _missing(r["round"]) else int(r["round"]),
+            origin="input",
             bin_label=coverage.bin_of(values) or None))
     if records:
         store.add_programs(records)
