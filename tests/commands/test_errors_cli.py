@@ -160,3 +160,36 @@ def test_tables_fit_80_columns_and_json_keeps_full_reasons(tmp_path: Path) -> No
     assert "the program do…" in table.stdout  # clipped to the cell limit, not wrapped whole
     full = runner.invoke(app, ["check", str(path), "--json"])
     assert long_reason in [c["reason"] for c in json.loads(full.stdout)["checks"]]
+
+
+@pytest.mark.parametrize("command", [["discover", "{f}"], ["diagnose", "{f}", "--state", "{d}"]])
+def test_zero_rows_warn_then_one_error_line(tmp_path: Path, command: list[str]) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    args = [a.format(f=empty, d=tmp_path / "state") for a in command]
+    result = runner.invoke(app, args)
+    line = _one_error(result)
+    assert f"warning: {empty}: 0 rows loaded" in result.output
+    assert "feature columns" in line  # why nothing can be done with zero rows
+
+
+def test_mutate_on_a_runaway_block_size_returns_at_once(tmp_path: Path) -> None:
+    # 9**9**9**9 once hung the eval()-based size arithmetic; the syntax-tree evaluator refuses
+    # it, so the block size is "not a constant" and the operator does not apply.
+    import subprocess
+    import sys
+
+    path = tmp_path / "runaway.cu"
+    path.write_text(
+        "__global__ void scale(float* x, int n) {\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (i < n) x[i] *= 2.0f;\n}\n"
+        'extern "C" int launch(float* x, int n) {\n'
+        "  const int block = 9**9**9**9;\n"
+        "  scale<<<(n + 255) / 256, block>>>(x, n);\n  return 0;\n}\n")
+    done = subprocess.run([sys.executable, "-c", "from structcover.cli import main; main()",
+                           "mutate", str(path), "--op", "block_size"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "does not apply" in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
