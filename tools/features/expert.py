@@ -19,6 +19,7 @@ from structcover.tools.features.dataflow import Resolver
 from structcover.tools.features.memory import MemoryFacts
 from structcover.tools.features.model import Facts, Func
 from structcover.tools.features.poly import Indirect, NotAffine, const_of
+from structcover.tools.features.tensorcore import wmma_work
 from structcover.tools.features.trips import UNKNOWN_TRIPS, Trips
 
 _F_ARGUMENT = field_id("argument")
@@ -151,6 +152,14 @@ def expert_features(facts: Facts, mem: MemoryFacts, resolvers: dict[int, Resolve
                     smem_stores += w * acc.vector
                 else:
                     smem_reads += w * acc.vector
+        # Tensor-core calls: FLOPs, fragment traffic and accumulator tiles (tensorcore.py).
+        tc = wmma_work(facts, func, res, trips)
+        func_outputs += tc.outputs
+        gbytes += tc.global_bytes
+        flops += tc.flops
+        smem_reads += tc.smem_reads
+        smem_stores += tc.smem_stores
+        accumulators += tc.accumulators
         outputs = max(outputs, func_outputs)  # per kernel (or helper), not summed over them
         # Register-array accumulators and value arithmetic.
         acc_arrays: set[bytes] = set()

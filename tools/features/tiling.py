@@ -44,10 +44,15 @@ def tiling_features(facts: Facts, mem: MemoryFacts) -> dict[str, bool | int]:
                 staged_depth = depth if staged_depth is None else min(staged_depth, depth)
         async_copy = any(b"memcpy_async" in n or b"cp_async" in n for n, _ in func.calls) or \
             any(b"cp.async" in a for a in facts.asm)
-        if (staged_depth is not None or async_copy) and barrier and shared_reads:
+        # A WMMA fragment load from a shared array reads the staged tile too (no subscript).
+        shared_names = set(func.shared) | set(facts.file_shared)
+        read_depths = [r.site.loop_depth for r in shared_reads] + [
+            site.loop_depth for n, site in func.calls
+            if n.endswith(b"load_matrix_sync") and _reads_any(site.node, shared_names)]
+        if (staged_depth is not None or async_copy) and barrier and read_depths:
             tiled = True
             base = staged_depth or 0
-            reuse_in_loop = reuse_in_loop or any(r.site.loop_depth > base for r in shared_reads)
+            reuse_in_loop = reuse_in_loop or any(d > base for d in read_depths)
     return {"smem.tiled": tiled, "smem.reuse_in_loop": reuse_in_loop}
 
 
