@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -186,21 +187,23 @@ def test_the_demo_corpus_checks_are_identical_on_ray_and_here(cluster):
     assert on_ray == here and on_ray[0].verified == on_ray[0].checked
 
 
-def _small_campaign(out, executor: str):
-    from structcover.campaign import CampaignOptions
+def test_a_campaign_is_identical_on_ray_and_local(cluster, tmp_path, monkeypatch):
+    import shutil
+
+    from structcover.campaign import CampaignOptions, run_campaign
     from structcover.demo import run_demo
 
     # The demo's real offline campaign (mutations compiled, candidates run on the CPU
-    # emulator) on two families with a small budget: the same seed on both executors.
-    result = run_demo(out, rounds=2, verify=False, families=["softmax", "vector_add"], seed=0,
-                      campaign=CampaignOptions(budget=6, backend="cpu", executor=executor))
-    camp = result.campaign
-    assert camp is not None
-    return camp
-
-
-def test_a_campaign_is_identical_on_ray_and_local(cluster, tmp_path, monkeypatch):
-    local = _small_campaign(tmp_path / "local", "local")
+    # emulator) on two families with a small budget, on the local executor ...
+    demo = run_demo(tmp_path, rounds=2, verify=False, families=["softmax", "vector_add"],
+                    seed=0, campaign=CampaignOptions(budget=6, backend="cpu"))
+    local = demo.campaign
+    assert local is not None
+    # ... then the same campaign on Ray, over the same diagnosed rounds (discovery does not
+    # depend on the executor: running it once halves the test), from fresh memory.
+    state = tmp_path / "state"
+    shutil.rmtree(state / "campaign")
+    shutil.rmtree(state / "memory")
     tasks: list[str] = []
     real_map = RayExecutor.map
 
@@ -209,7 +212,9 @@ def test_a_campaign_is_identical_on_ray_and_local(cluster, tmp_path, monkeypatch
         return real_map(self, fn, items, **kw)
 
     monkeypatch.setattr(RayExecutor, "map", counting_map)
-    on_ray = _small_campaign(tmp_path / "ray", "ray")
+    on_ray = run_campaign(Path(demo.files["rollouts"]), state, CampaignOptions(
+        budget=6, backend="cpu", executor="ray", round=local.round,
+        output_dir=tmp_path / "ray"))
     assert tasks.count("_verify_task") == on_ray.candidates >= 1, \
         "every candidate's check went through the Ray executor"
     assert tasks.count("apply_operator") >= 1, "operator applications ran as Ray tasks"
@@ -230,8 +235,6 @@ def test_cli_features_and_verify_run_on_ray(cluster, tmp_path):
     from structcover.cli import app
 
     runner = CliRunner()
-    from pathlib import Path
-
     saxpy = str(Path(__file__).resolve().parents[3] / "structcover" / "corpus" / "saxpy")
     args = ["features", saxpy, "--no-cache", "--json", "--compiler"]
     on_ray = runner.invoke(app, [*args, "--executor", "ray"])
