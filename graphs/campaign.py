@@ -220,6 +220,11 @@ def after_verify(target: TargetState, runtime: Ctx) -> str:
     return "record"
 
 
+#: How a budget stop's reason begins: a campaign stopped by one may be resumed with a larger
+#: budget (the runner re-enters the loop at ``choose_targets``).
+BUDGET_STOPS = ("candidate budget spent", "wall-time budget spent", "GPU-time budget spent")
+
+
 def _stop_reason(state: CampaignState, ctx: CampaignContext) -> str:
     lim = ctx.limits
     if state["candidates"] >= lim.budget:

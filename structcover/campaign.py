@@ -24,7 +24,8 @@ class CampaignOptions(BaseModel):
     """Knobs of one campaign (every budget is a hard stop; whichever is hit first ends it)."""
 
     budget: int = Field(64, ge=1, description="most candidate programs to synthesize")
-    wall_time_s: float | None = Field(None, gt=0, description="wall-clock budget, seconds")
+    wall_time_s: float | None = Field(None, gt=0, description="wall-clock budget of this run, "
+                                                           "seconds (checked between steps)")
     gpu_seconds: float | None = Field(None, gt=0, description="GPU-time budget, seconds")
     target_scov: float = Field(0.85, gt=0, le=1,
                                description="stop when every task's feasible SCov reaches this")
@@ -133,6 +134,10 @@ def run_campaign(data: Path, state_dir: Path, options: CampaignOptions | None = 
             False stops the campaign before it spends anything. Without one, an approval
             request ends the run with ``stopped = "awaiting approval"`` (resume to answer).
 
+    Budgets are checked between steps (a step's targets finish what they started). The wall
+    budget counts from this run's start; resuming a campaign that a budget stopped continues
+    it under the budgets of the resuming run.
+
     Returns:
         The campaign's summary.
 
@@ -143,7 +148,7 @@ def run_campaign(data: Path, state_dir: Path, options: CampaignOptions | None = 
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.types import Command
 
-    from structcover.graphs.campaign import compile_graph
+    from structcover.graphs.campaign import BUDGET_STOPS, compile_graph
 
     options = options or CampaignOptions()
     state_dir = Path(state_dir)
@@ -160,6 +165,11 @@ def run_campaign(data: Path, state_dir: Path, options: CampaignOptions | None = 
         if existing.values and not options.resume:
             raise ValueError(f"{state_dir}: holds a campaign for round {prep.round} already "
                              "(pass --resume to continue it, or use a new --state folder)")
+        if existing.values and not existing.next and \
+                str(existing.values.get("stopped", "")).startswith(BUDGET_STOPS):
+            # It finished on a budget: go round the loop again under this run's budgets (a
+            # budget still spent stops it at once, with the same outputs).
+            graph.update_state(config, {"stopped": ""}, as_node="update")
         if options.wall_time_s:
             prep.context.deadline = time.monotonic() + options.wall_time_s
         payload: Any = None if existing.values else {}

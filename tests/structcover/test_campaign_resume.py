@@ -44,6 +44,8 @@ class Planner:
         return [[f"toward[{target}]#{i}"] for i in range(3)][:k]
 
 class Mutate:
+    def __init__(self, **kwargs):  # the campaign passes its executor
+        pass
     def apply(self, source, chain, *, seed):
         return [MutantSource(source + "\n// " + " ".join(chain) + "\n", list(chain))]
 
@@ -69,8 +71,29 @@ def record(*a, **kw):
     return orig(*a, **kw)
 import structcover.graphs.campaign as gc
 gc.record_result = record
+
+# Kill point "write": the Nth file the export node writes (after the curated data is out).
+import structcover.campaign_export as ce
+import structcover.tools.data.atomic as atomic
+orig_write, orig_exporter, exporting = atomic.write_text, ce.exporter, [False]
+def write_text(*a, **kw):
+    if exporting[0]:
+        maybe_die("write")
+    return orig_write(*a, **kw)
+def exporter(*a, **kw):
+    export = orig_exporter(*a, **kw)
+    def run(state):
+        exporting[0] = True
+        try:
+            return export(state)
+        finally:
+            exporting[0] = False
+    return run
+atomic.write_text, ce.exporter = write_text, exporter
+
+wall = float(os.environ["WALL"]) if os.environ.get("WALL") else None
 opts = CampaignOptions(budget=int(os.environ.get("BUDGET", "24")), target_scov=1.0,
-                       resume=(mode == "resume"), targets_per_step=4, seed=3)
+                       resume=(mode == "resume"), targets_per_step=4, seed=3, wall_time_s=wall)
 res = run_campaign(data, state, opts)
 Path(state, "summary.json").write_text(result_json(res))
 '''
@@ -93,10 +116,10 @@ def _data(tmp: Path) -> tuple[Path, Path]:
 
 
 def _run(driver: Path, data: Path, state: Path, mode: str, kill: str = "",
-         template: Path | None = None) -> int:
+         template: Path | None = None, **env_extra: str) -> int:
     if template is not None:
         shutil.copytree(template, state)
-    env = {**os.environ, "KILL": kill}
+    env = {**os.environ, "KILL": kill, **env_extra}
     proc = subprocess.run([sys.executable, str(driver), str(data), str(state), mode], env=env,
                           capture_output=True, text=True, timeout=300)
     if proc.returncode not in (0, -9):
@@ -128,10 +151,13 @@ def test_killed_campaign_resumes_to_the_same_outputs(tmp_path: Path) -> None:
     _run(driver, data, tmp_path / "again", "fresh", template=template)
     assert _outputs(tmp_path / "again") == ref  # one seed, identical outputs
 
-    for kill in ("verify=1", "verify=9", "record=3"):
+    for kill in ("verify=1", "verify=9", "record=3", "write=2"):
         state = tmp_path / kill.replace("=", "-")
         assert _run(driver, data, state, "fresh", kill, template) == -9, f"{kill} never fired"
         assert not (state / "summary.json").exists()
+        if kill.startswith("write"):  # killed mid-export: some outputs written, not all
+            out = state / "campaign" / "round_0"
+            assert (out / "curated").is_dir() and not (out / "report.html").exists()
         assert _run(driver, data, state, "resume") == 0
         got = _outputs(state)
         assert got == ref, f"resumed after kill at {kill} differs"
@@ -139,3 +165,22 @@ def test_killed_campaign_resumes_to_the_same_outputs(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, str(driver), str(data), str(tmp_path / "ref"),
                            "fresh"], capture_output=True, text=True, timeout=300)
     assert proc.returncode != 0 and "--resume" in proc.stderr
+
+
+def test_wall_time_budget_stops_cleanly_and_resumes(tmp_path: Path) -> None:
+    """A wall budget spent before the first step: the campaign stops, exports and says why;
+    resumed without it, it ends where an uninterrupted run ends."""
+    driver = tmp_path / "driver.py"
+    driver.write_text(DRIVER)
+    data, template = _data(tmp_path)
+    _run(driver, data, tmp_path / "ref", "fresh", template=template)
+    ref = _outputs(tmp_path / "ref")
+
+    state = tmp_path / "wall"
+    assert _run(driver, data, state, "fresh", template=template, WALL="0.000001") == 0
+    stopped = json.loads((state / "summary.json").read_text())
+    assert stopped["stopped"].startswith("wall-time budget spent")
+    assert stopped["candidates"] == 0 and stopped["added"] == []
+    assert Path(stopped["files"]["report"]).is_file()  # stopped cleanly: outputs exported
+    assert _run(driver, data, state, "resume") == 0
+    assert _outputs(state) == ref
