@@ -118,6 +118,28 @@ def check_llm(base_url: str | None) -> Check:
                      how_to_get="start the server, or check the URL")
 
 
+def check_llm_client() -> Check:
+    """The client library the LLM policies talk through (``campaign --llm``, ``chat``)."""
+    if importlib.util.find_spec("langchain_openai") is not None:
+        return Check(name="LLM client", ok=True, detail="langchain-openai installed")
+    return Check(name="LLM client", ok=False,
+                 detail="langchain-openai missing (campaign --llm and chat are unavailable)",
+                 how_to_get="pip install 'structcover[agents]'")
+
+
+def check_ray() -> Check:
+    """Ray, for ``--executor ray`` (features, verify, demo and campaign on a cluster)."""
+    if importlib.util.find_spec("ray") is None:
+        return Check(name="Ray", ok=False, detail="not installed (--executor local only)",
+                     how_to_get="pip install 'structcover[ray]'")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return Check(name="Ray", ok=True, detail=f"ray {version('ray')} (--executor ray)")
+    except PackageNotFoundError:
+        return Check(name="Ray", ok=True, detail="ray importable (--executor ray)")
+
+
 def check_store(state_dir: Path) -> Check:
     """The local memory store (Chroma) and a writable state folder."""
     has_chroma = importlib.util.find_spec("chromadb") is not None
@@ -151,5 +173,6 @@ def run_checks(*, llm_base_url: str | None, state_dir: Path) -> list[Check]:
     """Run every check; none raises."""
     checks: list[Callable[[], Check]] = [
         check_cxx, check_sandbox, check_nvcc, check_nvrtc, check_gpu, check_nvml,
-        lambda: check_llm(llm_base_url), lambda: check_store(state_dir)]
+        lambda: check_llm(llm_base_url), check_llm_client, check_ray,
+        lambda: check_store(state_dir)]
     return [c() for c in checks]

@@ -13,7 +13,8 @@ def doctor(
     llm: str | None = typer.Option(None, "--llm", help="OpenAI-compatible base URL to probe."),
     as_json: bool = typer.Option(False, "--json", help="Print the checks as JSON."),
 ) -> None:
-    """Check for nvcc, NVRTC, a GPU and driver, NVML, an LLM endpoint, the store and Ray."""
+    """Check for a host C++ compiler, the sandbox, nvcc, NVRTC, a GPU, NVML, an LLM endpoint
+    and its client library, Ray, and the memory store."""
     settings = load_settings()
     checks = run_checks(llm_base_url=llm or settings.llm.base_url, state_dir=settings.state_dir)
     if as_json:

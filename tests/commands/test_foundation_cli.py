@@ -42,4 +42,5 @@ def test_ingest_reports_unreadable_input_as_error(tmp_path: Path) -> None:
 def test_doctor_json_names_every_part() -> None:
     result = runner.invoke(app, ["doctor", "--json"])
     names = {c["name"] for c in json.loads(result.stdout)}
-    assert {"host C++ compiler", "nvcc", "NVRTC", "GPU", "NVML", "LLM endpoint", "store"} <= names
+    assert names == {"host C++ compiler", "sandbox", "nvcc", "NVRTC", "GPU", "NVML",
+                     "LLM endpoint", "LLM client", "Ray", "store"}
