@@ -231,7 +231,8 @@ def _open_gaps(state: dict[str, Any], prep: Prepared) -> list[OpenGap]:
     reach (even one memory closed after failed attempts) is open and says so."""
     from structcover.tools.curation.gap_report import classify_gap
 
-    proofs = getattr(prep.context.tools.coverage, "infeasible", lambda task: {})
+    proofs: Callable[[str], dict[str, str]] = getattr(prep.context.tools.coverage,
+                                                      "infeasible", lambda task: {})
     out = []
     for g in state.get("gaps", []):
         if g["status"] in ("filled", "reused"):
