@@ -24,6 +24,13 @@ LEVELS: dict[str, tuple[str, ...]] = {
     "pattern.vector_width": ("1", "2", "4", "8"),
     "pattern.tensor_cores": ("no", "yes"),
 }
+#: Patterns whose levels are ordered, least to most of what the pattern names: more reuse,
+#: higher intensity, wider accesses, tensor cores. A model may treat them as ranks, so a level
+#: it never saw in training still has a place (one indicator per level cannot say anything
+#: about an unseen level). Access and synchronization patterns are kinds, not amounts.
+ORDINAL: dict[str, tuple[str, ...]] = {
+    name: LEVELS[name] for name in ("pattern.reuse", "pattern.intensity",
+                                    "pattern.vector_width", "pattern.tensor_cores")}
 
 
 def _n(values: Mapping[str, Any], name: str) -> float:

@@ -1,9 +1,10 @@
 """Predictors of the ranking protocol (:mod:`.ranking`): feature columns, the trivial baselines
 (code length, kernel count, bag of tokens, identity of the policy) and their design matrices.
 
-Features are standardized within group (a missing value sits at its group mean); categorical
-features become one-hot columns of their most common levels; the token baseline is a hashed
-bag of code tokens.
+Features are standardized within group (a missing value sits at its group mean); ordered
+patterns (``structure.ORDINAL``: reuse, intensity, vector width, tensor cores) become their
+rank; other categorical features become one-hot columns of their most common levels; the
+token baseline is a hashed bag of code tokens.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import HashingVectorizer
 
+from structcover.tools.features.structure import ORDINAL
 from structcover.tools.mining import table as T
 
 #: Code tokens for the bag-of-tokens baseline: identifiers, numbers, single punctuation.
@@ -52,7 +54,12 @@ def _dense(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
     parts = []
     for name in columns:
         series = frame[name]
-        if T.is_categorical(series):
+        if name in ORDINAL:
+            # An ordered pattern is one rank column (a level outside the order is missing):
+            # the fit can place a level the training tasks never reached.
+            rank = {level: float(i) for i, level in enumerate(ORDINAL[name])}
+            parts.append(series.astype("string").map(rank).astype(float).to_numpy()[:, None])
+        elif T.is_categorical(series):
             top = series.astype("string").value_counts().index[:MAX_LEVELS]
             parts.append(np.stack([(series.astype("string") == lv).fillna(False).to_numpy()
                                    for lv in top], 1).astype(float) if len(top) else

@@ -149,3 +149,24 @@ def test_bad_input():
         evaluate_ranking(_two_tasks().assign(task_id="A"), [PredictorSpec("x", ["s.x"])])
     with pytest.raises(ValueError, match="'speedup'"):
         evaluate_ranking(_two_tasks().drop(columns="speedup"), [])
+
+
+def test_ordered_pattern_places_a_level_the_training_tasks_never_reached():
+    """Reuse levels are ordered (none < smem_staging < smem_tiling ...): task C's programs
+    reach smem_tiling, which no other task has. As a rank, the fit on A and B (staging beats
+    none) still says tiling beats staging; as one indicator per level, the unseen level has
+    no weight and the pair comes out reversed."""
+    t = pd.DataFrame({
+        "program_id": ["a1", "a2", "b1", "b2", "c1", "c2"],
+        "task_id": ["A", "A", "B", "B", "C", "C"],
+        "speedup": [1.0, 2.0, 1.0, 2.0, 1.0, 2.0],
+        "pattern.reuse": ["none", "smem_staging", "none", "smem_staging", "smem_staging",
+                          "smem_tiling"],
+    })
+    t["s.reuse_kind"] = t["pattern.reuse"]  # the same levels, not declared ordered
+    r = evaluate_ranking(t, [PredictorSpec("ordered", columns=["pattern.reuse"]),
+                             PredictorSpec("kinds", columns=["s.reuse_kind"])], folds=3,
+                         shuffled=False)
+    rows = {row.name: row for row in r.rows}
+    assert rows["ordered"].pooled == 1.0
+    assert rows["kinds"].pooled == pytest.approx(2 / 3)  # A and B right, C reversed
