@@ -39,7 +39,7 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from structcover.tools.data.atomic import write_text
+from structcover.tools.data.atomic import atomic_write, write_text
 
 __all__ = ["RoundInput", "WatchOutcome", "WatcherBusy", "find_rounds", "process_round",
            "watch", "watch_once"]
@@ -150,9 +150,7 @@ def _campaign_input(round_in: RoundInput, work: Path) -> Path:
         return joined
     joined = work / f"round_{round_in.number}.parquet"
     frame = pd.concat([pd.read_parquet(p) for p in shards], ignore_index=True)
-    tmp = joined.with_name(joined.name + ".tmp")
-    frame.to_parquet(tmp, index=False)
-    tmp.replace(joined)
+    atomic_write(joined, lambda tmp: frame.to_parquet(tmp, index=False))
     return joined
 
 
