@@ -56,8 +56,14 @@ def load_task_and_reference(task: str, reference: Path | None) -> tuple[TaskSpec
 
 
 def verify(
-    candidate: Path = typer.Argument(..., help="The candidate program (.cu)."),
-    task: str = typer.Option(..., "--task", help="Task spec YAML file, or a corpus task id."),
+    candidate: Path = typer.Argument(..., help="The candidate program (.cu), or a KernelBench "
+                                     "candidate (.py defining ModelNew)."),
+    task: str = typer.Option(..., "--task", help="Task spec YAML file, or a corpus task id; for "
+                             "a .py candidate the KernelBench problem (a .py file, or an id "
+                             "within --problems)."),
+    problems: Path | None = typer.Option(None, "--problems",
+                                         help="KernelBench: the folder problem ids are "
+                                         "resolved in (e.g. a KernelBench checkout's levels)."),
     reference: Path | None = typer.Option(None, "--reference",
                                           help="Reference program (default: the task's)."),
     backend: str | None = typer.Option(None, "--backend",
@@ -94,6 +100,14 @@ def verify(
     if not candidate.is_file():
         fail(f"candidate {candidate}: no such file")
     settings = load_settings(config).verify
+    if candidate.suffix == ".py" or task.endswith(".py") or problems is not None:
+        if allow_unsandboxed or settings.allow_unsandboxed:
+            from structcover.tools.verify.jail import set_allow_unsandboxed
+
+            set_allow_unsandboxed(True)
+        _verify_kernelbench(candidate, task, problems, backend or "auto", trials,
+                            seed if seed is not None else settings.seed, as_json)
+        return
     if allow_unsandboxed or settings.allow_unsandboxed:
         from structcover.tools.verify.jail import set_allow_unsandboxed
 
@@ -128,6 +142,34 @@ def verify(
         raise typer.Exit(2)
 
 
+def _verify_kernelbench(candidate: Path, task: str, problems: Path | None, backend: str,
+                        trials: int | None, seed: int | None, as_json: bool) -> None:
+    """``verify CAND.py --task PROBLEM``: the KernelBench protocol (tools/kernelbench)."""
+    import secrets
+
+    from structcover.tools.kernelbench.problem import resolve_problem
+    from structcover.tools.kernelbench.verify import verify_kernelbench
+    from structcover.tools.verify.jail import SandboxUnavailable
+
+    if backend not in ("auto", "gpu", "cpu"):
+        fail(f"--backend {backend}: a KernelBench task runs on auto, gpu or cpu")
+    if problems is not None and not problems.is_dir():
+        fail(f"--problems {problems}: no such directory")
+    try:
+        problem = resolve_problem(task, problems)
+        verdict = verify_kernelbench(read_source(candidate), problem,
+                                     backend=backend,  # type: ignore[arg-type]
+                                     seed=seed if seed is not None else secrets.randbelow(2**31),
+                                     trials=max(trials or 3, 2))
+    except (ValueError, RuntimeError, SandboxUnavailable) as exc:
+        fail(str(exc))
+    _show(verdict, as_json)
+    if verdict.failure == "reference-failed":
+        raise typer.Exit(2)
+    if verdict.equivalent is not True:
+        raise typer.Exit(1)
+
+
 def _on_executor(kind: str, address: str | None, cand_src: str, ref_src: str, spec: TaskSpec,
                  settings: object, seed: int | None, trials: int | None) -> Verdict:
     """The check as one task of ``--executor`` (ValueError for a bad executor name)."""
@@ -151,7 +193,9 @@ def _show(verdict: Verdict, as_json: bool) -> None:
         ["first mismatch", verdict.first_mismatch],
         ["median ms", verdict.timing.median_ms if verdict.timing else None],
         ["cv", verdict.timing.cv if verdict.timing else None],
-        ["energy J", verdict.energy_j]])
+        ["energy J", verdict.energy_j], ["speedup", verdict.speedup]])
+    for note in verdict.notes:
+        console.print(f"note: {note}", markup=False, highlight=False)
     if verdict.detail:
         console.print(verdict.detail, markup=False, highlight=False)
 

@@ -40,6 +40,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+#: The ``torch.cuda``-like surface of the GPU protocol; None = ``torch.cuda``. The tests put a
+#: fake device here and run the GPU path on CPU tensors (``job["gpu"]`` with ``device`` cpu).
+CUDA: Any = None
+
 #: Exception text -> failure kind (the CPU build's runtime names what it found).
 _KINDS = (("data race", "race"), ("race", "race"), ("deadlock", "deadlock"),
           ("out of bounds", "out-of-bounds"), ("out-of-bounds", "out-of-bounds"),
@@ -146,12 +150,22 @@ def _overlaps(a: tuple[int, int], ranges: list[tuple[int, int]]) -> bool:
     return any(a[0] < end and start < a[1] for start, end in ranges)
 
 
+def _cuda() -> Any:
+    import torch
+
+    return CUDA if CUDA is not None else torch.cuda
+
+
+def _gpu(job: dict[str, Any]) -> bool:
+    return bool(job.get("gpu", job["device"] == "cuda"))
+
+
 def _prepare(job: dict[str, Any]) -> tuple[ModuleType, str]:
     import torch
 
     device = job["device"]
     torch.set_num_threads(int(job.get("threads", 1)))
-    if device == "cpu":
+    if not _gpu(job):
         if job["mode"] == "candidate":
             from structcover.tools.kernelbench.cpu_shims import install_cpu_shims
 
@@ -179,7 +193,7 @@ def run_reference(job: dict[str, Any], folder: Path) -> dict[str, Any]:
             outputs = _flatten(model(*inputs))
         trials.append({"inputs": in_meta, "outputs": _save(folder / f"out_{t}.npz", outputs)})
     result: dict[str, Any] = {"status": "ok", "trials": trials, "flags": [], "timing": None}
-    if job.get("time") and device == "cuda":
+    if job.get("time") and _gpu(job):
         result["timing"] = _time(model, inputs, job)
     return result
 
@@ -196,9 +210,9 @@ def _time(model: Any, inputs: list[Any], job: dict[str, Any]) -> dict[str, Any]:
         monitor = NvmlMonitor(0)
     except Exception:  # noqa: BLE001 - no NVML: timing without energy
         monitor = None
-    flush = l2_flush_buffer(torch, torch.cuda, "cuda")
+    flush = l2_flush_buffer(torch, _cuda(), job["device"])
     with torch.no_grad():
-        return dict(time_callable(model, inputs, torch.cuda, flush, warmup=job.get("warmup", 3),
+        return dict(time_callable(model, inputs, _cuda(), flush, warmup=job.get("warmup", 3),
                                   trials=job.get("timing_trials", 20), monitor=monitor))
 
 
@@ -235,8 +249,8 @@ def run_candidate(job: dict[str, Any], folder: Path) -> dict[str, Any]:
         try:
             with torch.no_grad():
                 outputs = _flatten(model(*inputs))
-            if device == "cuda":
-                torch.cuda.synchronize()
+            if _gpu(job):
+                _cuda().synchronize()
         except Exception as exc:  # noqa: BLE001
             return {"status": "error", "failure": classify(exc), "trial": t,
                     "detail": f"trial {t}: forward raised " + _short(exc), "flags": flags}
@@ -264,11 +278,11 @@ def run_candidate(job: dict[str, Any], folder: Path) -> dict[str, Any]:
         trials.append({"outputs": _save(folder / f"out_{t}.npz", outputs),
                        "inputs": _save(folder / f"after_{t}.npz", inputs)})
     result: dict[str, Any] = {"status": "ok", "trials": trials, "flags": flags, "timing": None}
-    if device == "cuda":
+    if _gpu(job):
         from structcover.tools.kernelbench.gpu_protocol import async_work_check
 
         with torch.no_grad():
-            why = async_work_check(model, last_inputs, torch.cuda)
+            why = async_work_check(model, last_inputs, _cuda())
         if why:
             kind = why.split(":", 1)[0]
             return {"status": "error", "failure": kind, "detail": why, "trials": trials}

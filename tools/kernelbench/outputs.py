@@ -6,13 +6,13 @@ Order (the KernelBench protocol, hardened):
    that hard-codes the original sizes of a shrunk problem fails here.
 2. **Inputs unchanged**: the inputs as the candidate left them must equal the inputs it was
    given, bit for bit (NaN equal to NaN).
-3. **Cached across calls**: trial ``t``'s outputs equal to an earlier trial's, bit for bit, while
-   the reference's differ: the candidate returned a result it computed for other inputs.
-4. **Values** per trial (``tools/verify/compare.compare_output``): NaN/infinity placement,
+3. **Values** per trial (``tools/verify/compare.compare_output``): NaN/infinity placement,
    ``|c - r| <= atol + rtol·|r|`` at the problem's tolerance, and the magnitude guard (an
    all-zero or tiny output against a tiny reference fails). On the CPU path fresh torch memory
    is NaN (fill-uninitialized-memory), so a NaN where the reference is finite is reported as
-   ``uninitialised-read``.
+   ``unwritten-output`` when only a tail of the output is NaN (a skipped tail), else as
+   ``uninitialised-read``. A wrong trial whose outputs repeat an earlier trial's bit for bit
+   (where the reference's differ) is ``cached-output``: a result computed for other inputs.
 """
 
 from __future__ import annotations
@@ -57,6 +57,39 @@ def _tensor_meta(meta: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]
     return [(i, m) for i, m in enumerate(meta) if m.get("kind") == "tensor"]
 
 
+def _nan_kind(c: np.ndarray, r: np.ndarray, detail: str) -> tuple[str, str]:
+    """NaN where the reference is finite, on the CPU path (fresh memory is NaN there).
+
+    Only the end of the output (in memory order) NaN: the candidate skipped a tail, elements
+    it never wrote (``unwritten-output``). NaN elsewhere: values read from, or accumulated
+    into, memory nothing wrote (``uninitialised-read``).
+    """
+    bad = (np.isnan(c) & np.isfinite(r)).ravel()
+    count, total = int(bad.sum()), bad.size
+    if count == 0:
+        return "nan-mismatch", detail
+    if count < total and bad[total - count:].all():
+        return "unwritten-output", (f"the last {count} of {total} output elements were never "
+                                    "written (a skipped tail: NaN, the CPU path's fill of fresh "
+                                    "memory, where the reference has values)")
+    return "uninitialised-read", (f"{count} of {total} output elements are NaN where the "
+                                  "reference is finite: computed from memory nothing wrote "
+                                  "(fresh torch memory is NaN on the CPU path); " + detail)
+
+
+def _cached_from(t: int, cand_out: list[dict[str, np.ndarray]],
+                 ref_out: list[dict[str, np.ndarray]]) -> int | None:
+    """The earlier trial whose outputs trial ``t`` repeats bit for bit, where the reference's
+    differ (a wrong trial that is a copy of an earlier answer), or None."""
+    for s in range(t):
+        cand_same = cand_out[t].keys() == cand_out[s].keys() and all(
+            _same(cand_out[t][k], cand_out[s][k]) for k in cand_out[t])
+        ref_same = all(_same(ref_out[t][k], ref_out[s][k]) for k in ref_out[t])
+        if cand_out[t] and cand_same and not ref_same:
+            return s
+    return None
+
+
 def compare_runs(ref: dict[str, Any], ref_dir: Path, cand: dict[str, Any], cand_dir: Path, *,
                  atol: float, rtol: float, cpu_path: bool) -> Outcome:
     """Apply the module's rules to the two children's ``result.json`` and arrays."""
@@ -86,15 +119,6 @@ def compare_runs(ref: dict[str, Any], ref_dir: Path, cand: dict[str, Any], cand_
             if key not in after or not _same(arr, after[key]):
                 return Outcome("modified-inputs", f"trial {t}: input {key.removeprefix('a')} "
                                                   "was changed by the call")
-    for t in range(1, len(ref_trials)):
-        for s in range(t):
-            cand_same = cand_out[t].keys() == cand_out[s].keys() and all(
-                _same(cand_out[t][k], cand_out[s][k]) for k in cand_out[t])
-            ref_same = all(_same(ref_out[t][k], ref_out[s][k]) for k in ref_out[t])
-            if cand_same and not ref_same and cand_out[t]:
-                return Outcome("cached-output", f"trial {t} returned exactly trial {s}'s outputs "
-                                                "for different inputs (a result cached across "
-                                                "calls)")
     result = Outcome()
     for t, rt in enumerate(ref_trials):
         for i, meta in _tensor_meta(rt["outputs"]):
@@ -107,11 +131,13 @@ def compare_runs(ref: dict[str, Any], ref_dir: Path, cand: dict[str, Any], cand_
             if not cmp.ok:
                 kind, detail = cmp.failure or "mismatch", cmp.detail
                 c, r = cand_out[t][key], ref_out[t][key]
-                if cpu_path and kind == "nan-mismatch" and c.dtype.kind == "f" and \
-                        bool((np.isnan(c) & np.isfinite(r)).any()):
-                    kind = "uninitialised-read"
-                    detail += ("; fresh torch memory is NaN on the CPU path, so these elements "
-                               "were left unwritten or computed from uninitialised memory")
+                if cpu_path and kind == "nan-mismatch" and c.dtype.kind == "f":
+                    kind, detail = _nan_kind(c, r, detail)
+                cached = _cached_from(t, cand_out, ref_out)
+                if cached is not None:
+                    kind, detail = "cached-output", (
+                        f"trial {t} returned exactly trial {cached}'s outputs for different "
+                        f"inputs (a result cached across calls); {detail}")
                 result.failure, result.detail, result.first_mismatch = kind, detail, \
                     cmp.first_mismatch
                 return result

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from structcover.schema import TaskSpec
+from structcover.schema import TaskSpec, eval_size_expr
 from structcover.tools.data.text import read_source
 
 __all__ = ["DEFAULT_TOLERANCE", "Problem", "load_problem", "resolve_problem"]
@@ -56,29 +56,46 @@ class Problem(BaseModel):
     atol: float = DEFAULT_TOLERANCE[0]
     rtol: float = DEFAULT_TOLERANCE[1]
     has_init_inputs: bool = True
+    #: Shapes of the tensors ``get_inputs`` creates, as expressions over the sizes (``["N",
+    #: "N"]``); empty when they could not be read statically.
+    input_shapes: list[list[str]] = Field(default_factory=list)
 
     def work(self, sizes: dict[str, int] | None = None) -> float:
-        """A work estimate: the product of the sizes that scale (a matmul's M·N·K)."""
-        values = (sizes or self.sizes).values()
-        return float(math.prod(v for v in values if v >= _MIN_SCALED) or 1)
+        """The elements of all inputs at ``sizes`` (the problem's own by default).
+
+        Read from ``get_inputs``'s tensor shapes; where those are not static, the product of
+        the sizes that scale stands in.
+        """
+        sizes = sizes or self.sizes
+        if self.input_shapes:
+            try:
+                return float(sum(math.prod(eval_size_expr(d, sizes) for d in shape)
+                                 for shape in self.input_shapes))
+            except ValueError:
+                pass
+        return float(math.prod(v for v in sizes.values() if v >= _MIN_SCALED) or 1)
 
     def shrunk(self, budget: float) -> dict[str, int]:
-        """Sizes scaled by one common factor so that :meth:`work` fits ``budget``.
+        """Sizes scaled by one common factor so that :meth:`work` fits ``budget`` elements.
 
         Only sizes of at least 16 scale (kernel sizes and small channel counts keep their
-        value), each by the same factor, rounded and never below 16 or above the original.
-        Returns the original sizes when they already fit.
+        value), each by the same factor (the largest that fits, found by bisection), rounded
+        and never below 16 or above the original. The original sizes when they already fit.
         """
         if budget <= 0:
             raise ValueError(f"work budget must be > 0, got {budget}")
-        scaled = {k: v for k, v in self.sizes.items() if v >= _MIN_SCALED}
-        if not scaled or self.work() <= budget:
+        if not any(v >= _MIN_SCALED for v in self.sizes.values()) or self.work() <= budget:
             return dict(self.sizes)
-        factor = (budget / self.work()) ** (1.0 / len(scaled))
-        out = dict(self.sizes)
-        for name, value in scaled.items():
-            out[name] = max(_MIN_SCALED, min(value, round(value * factor)))
-        return out
+
+        def at(factor: float) -> dict[str, int]:
+            return {k: max(_MIN_SCALED, min(v, round(v * factor))) if v >= _MIN_SCALED else v
+                    for k, v in self.sizes.items()}
+
+        low, high = 0.0, 1.0
+        for _ in range(40):
+            mid = (low + high) / 2
+            low, high = (mid, high) if self.work(at(mid)) <= budget else (low, mid)
+        return at(low)
 
     def task_spec(self) -> TaskSpec:
         """The problem as a task of kind ``kernelbench`` (no launcher arguments)."""
@@ -101,6 +118,42 @@ def _int_constants(tree: ast.Module) -> dict[str, int]:
         if isinstance(value, ast.Constant) and type(value.value) is int and value.value > 0:
             sizes[name] = value.value
     return sizes
+
+
+#: Tensor factories whose positional arguments (or one tuple argument) are the shape.
+_FACTORIES = {"randn", "rand", "zeros", "ones", "empty", "full", "randint", "normal"}
+
+
+def _input_shapes(tree: ast.Module, sizes: dict[str, int]) -> list[list[str]]:
+    """Shapes of the tensors ``get_inputs`` builds with torch factories, as size expressions."""
+    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef)
+               and n.name == "get_inputs"), None)
+    shapes: list[list[str]] = []
+    if fn is None:
+        return shapes
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in _FACTORIES):
+            continue
+        args: list[ast.expr] = list(node.args)
+        size_kw = next((k.value for k in node.keywords if k.arg == "size"), None)
+        if size_kw is not None:
+            args = [size_kw]
+        elif node.func.attr == "randint":
+            args = [a for a in args if isinstance(a, ast.Tuple | ast.List)]
+        elif node.func.attr == "full":
+            args = args[:1]
+        if len(args) == 1 and isinstance(args[0], ast.Tuple | ast.List):
+            args = list(args[0].elts)
+        dims = [ast.unparse(a) for a in args]
+        try:
+            for d in dims:
+                eval_size_expr(d, sizes)
+        except ValueError:
+            continue  # not integer arithmetic over the sizes: not a shape we can scale
+        if dims:
+            shapes.append(dims)
+    return shapes
 
 
 def _float_constant(tree: ast.Module, names: tuple[str, ...]) -> float | None:
@@ -149,7 +202,8 @@ def load_problem(path: Path | str, problems_dir: Path | None = None) -> Problem:
     return Problem(path=path.resolve(), id=pid, text=text, sizes=sizes,
                    atol=DEFAULT_TOLERANCE[0] if atol is None else atol,
                    rtol=DEFAULT_TOLERANCE[1] if rtol is None else rtol,
-                   has_init_inputs="get_init_inputs" in defined)
+                   has_init_inputs="get_init_inputs" in defined,
+                   input_shapes=_input_shapes(tree, sizes))
 
 
 def _matches(rel: Path, name: str) -> bool:

@@ -40,8 +40,10 @@ from structcover.tools.kernelbench.sandbox import ChildOutcome, run_child
 
 __all__ = ["DEFAULT_WORK_BUDGET", "verify_kernelbench"]
 
-#: Work budget (product of the problem's scaling sizes, ``Problem.work``) on the CPU path.
-DEFAULT_WORK_BUDGET = 2.0 ** 22
+#: Work budget on the CPU path: elements of all inputs together (``Problem.work``). A square
+#: matmul shrinks to N = 181 (6 M multiply-adds on the emulator), an elementwise problem to
+#: 64 Ki elements.
+DEFAULT_WORK_BUDGET = 2.0 ** 16
 #: Reference runs are cached here by (problem text, sizes, seed, trials, device, torch).
 _REF_CACHE_ENV = "STRUCTCOVER_KERNELBENCH_CACHE"
 #: Hard anti-hacking checks that flag a KernelBench candidate without rejecting it.
@@ -256,23 +258,37 @@ def verify_kernelbench(candidate_text: str, problem: Problem, *,
         cand = run_child(job, work, work / "cand", device=device, ro=libs,
                          timeout_s=timeout_s)
         notes += cand.notes
-        compiled = bool(exts) or None
-        if not cand.ok:
-            failure = cand.result.get("failure") or "crash"
-            return _verdict(candidate_text, problem, seed, compiled=compiled,
-                            equivalent=None if failure == "unsupported" else False,
-                            failure=failure, detail=str(cand.result.get("detail", "")),
-                            notes=notes, **base)
-        out = compare_runs(ref.result, ref_dir, cand.result, work / "cand", atol=problem.atol,
-                           rtol=problem.rtol, cpu_path=kind == "cpu")
-        verdict = _verdict(candidate_text, problem, seed, compiled=compiled,
-                           equivalent=out.failure is None, failure=out.failure,
-                           detail=out.detail, max_abs_error=out.max_abs_error,
-                           max_rel_error=out.max_rel_error, first_mismatch=out.first_mismatch,
-                           notes=notes + out.notes, **base)
-        cand_t, ref_t = cand.result.get("timing"), ref.result.get("timing")
-        if cand_t and ref_t and cand_t["median_ms"] > 0:
-            verdict.timing = _timing(cand_t)
-            verdict.speedup = ref_t["median_ms"] / cand_t["median_ms"]
-            verdict.energy_j = cand_t.get("energy_j")
-        return verdict
+        return conclude(candidate_text, problem, seed, ref.result, ref_dir, cand.result,
+                        work / "cand", backend=kind, compiled=bool(exts) or None, notes=notes,
+                        hacking_flags=flags)
+
+
+def conclude(candidate_text: str, problem: Problem, seed: int, ref: dict[str, Any],
+             ref_dir: Path, cand: dict[str, Any], cand_dir: Path, *, backend: str,
+             compiled: bool | None, notes: list[str], hacking_flags: list[str]) -> Verdict:
+    """The verdict from the two children's results (``result.json`` and their arrays).
+
+    A failed candidate run is its failure; otherwise :func:`compare_runs` decides, and where
+    both children timed (the GPU path) the verdict carries the candidate's timing, the
+    speedup (reference median / candidate median) and the energy per call.
+    """
+    base: dict[str, Any] = {"backend": backend, "hacking_flags": hacking_flags,
+                            "compiled": compiled}
+    if cand.get("status") != "ok":
+        failure = cand.get("failure") or "crash"
+        return _verdict(candidate_text, problem, seed,
+                        equivalent=None if failure == "unsupported" else False,
+                        failure=failure, detail=str(cand.get("detail", "")), notes=notes,
+                        **base)
+    out = compare_runs(ref, ref_dir, cand, cand_dir, atol=problem.atol, rtol=problem.rtol,
+                       cpu_path=backend == "cpu")
+    verdict = _verdict(candidate_text, problem, seed, equivalent=out.failure is None,
+                       failure=out.failure, detail=out.detail, max_abs_error=out.max_abs_error,
+                       max_rel_error=out.max_rel_error, first_mismatch=out.first_mismatch,
+                       notes=notes + out.notes, **base)
+    cand_t, ref_t = cand.get("timing"), ref.get("timing")
+    if cand_t and ref_t and cand_t["median_ms"] > 0:
+        verdict.timing = _timing(cand_t)
+        verdict.speedup = ref_t["median_ms"] / cand_t["median_ms"]
+        verdict.energy_j = cand_t.get("energy_j")
+    return verdict

@@ -1,0 +1,70 @@
+"""Problem files: parsing, resolving by path or id, shrinking to a work budget."""
+
+from pathlib import Path
+
+import pytest
+
+from structcover.tools.kernelbench.problem import load_problem, resolve_problem
+
+DATA = Path(__file__).parents[2] / "data" / "kernelbench" / "problems"
+
+
+def test_sizes_and_tolerance_come_from_module_constants(tmp_path):
+    p = load_problem(DATA / "7_layernorm.py", DATA)
+    assert p.id == "7_layernorm"
+    assert p.sizes == {"batch_size": 16, "dim": 300}  # eps is a float, not a size
+    assert (p.atol, p.rtol) == (1e-2, 1e-2)
+    f = tmp_path / "p.py"
+    f.write_text("class Model: pass\ndef get_inputs(): return []\nN = 7\nATOL = 0.001\n")
+    q = load_problem(f)
+    assert (q.atol, q.sizes, q.has_init_inputs) == (0.001, {"N": 7}, False)
+
+
+@pytest.mark.parametrize("name", ["5", "5_matmul", "5_matmul.py", "kb/5", "kb/5_matmul"])
+def test_resolve_by_id_path_stem_or_number(tmp_path, name):
+    (tmp_path / "kb").mkdir()
+    for f in DATA.glob("*.py"):
+        (tmp_path / "kb" / f.name).write_text(f.read_text())
+    p = resolve_problem(name, tmp_path)
+    assert p.path.name == "5_matmul.py"
+    assert p.id == "kb/5_matmul"
+
+
+def test_resolve_errors_name_the_problem(tmp_path):
+    with pytest.raises(ValueError, match="no file in"):
+        resolve_problem("99", DATA)
+    with pytest.raises(ValueError, match="pass --problems"):
+        resolve_problem("5", None)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    for d in ("a", "b"):
+        (tmp_path / d / "5_x.py").write_text((DATA / "5_matmul.py").read_text())
+    with pytest.raises(ValueError, match="ambiguous"):
+        resolve_problem("5", tmp_path)
+    bad = tmp_path / "bad.py"
+    bad.write_text("def get_inputs(): return []\n")
+    with pytest.raises(ValueError, match="defines no Model"):
+        load_problem(bad)
+
+
+def test_shrink_scales_large_sizes_to_the_budget_and_keeps_small_ones(tmp_path):
+    p = load_problem(DATA / "6_matmul_large.py")
+    assert p.input_shapes == [["N", "N"], ["N", "N"]]
+    assert p.work() == 2 * 1024 * 1024
+    assert p.shrunk(2.0 ** 21) == {"N": 1024}
+    small = p.shrunk(2.0 ** 16)
+    assert small["N"] == 181  # 2 * 181^2 = 65522 <= 65536 < 2 * 182^2
+    f = tmp_path / "conv.py"
+    f.write_text("import torch\nclass Model: pass\n"
+                 "def get_inputs(): return [torch.randn(batch, channels, width, width + 2)]\n"
+                 "batch = 64\nchannels = 3\nkernel = 3\nwidth = 512\n")
+    assert load_problem(f).input_shapes == [["batch", "channels", "width", "width + 2"]]
+    q = load_problem(f).shrunk(1e4)
+    assert q["channels"] == 3 and q["kernel"] == 3  # shapes of the computation stay
+    assert q["batch"] < 64 and q["width"] < 512
+
+
+def test_task_spec_of_kind_kernelbench():
+    spec = load_problem(DATA / "5_matmul.py").task_spec()
+    assert spec.kind == "kernelbench" and spec.problem.endswith("5_matmul.py")
+    assert spec.args == [] and spec.sizes == {"M": 70, "K": 45, "N": 83}

@@ -1,0 +1,119 @@
+"""verify_kernelbench on the CPU path, end to end in the jail: correct candidates pass, each
+planted wrong one fails with its reason.
+
+Candidates with ``load_inline`` CUDA need the CPU extension builder (``cpu_build``); they skip
+where it is missing. References are cached per test session (same problem, sizes, seed)."""
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from structcover.tools.kernelbench import verify as kb_verify  # noqa: E402
+from structcover.tools.kernelbench.problem import resolve_problem  # noqa: E402
+from structcover.tools.kernelbench.verify import verify_kernelbench  # noqa: E402
+
+pytestmark = pytest.mark.kernelbench
+DATA = Path(__file__).parents[2] / "data" / "kernelbench"
+
+
+def _cpu_build_available() -> bool:
+    try:
+        from structcover.tools.kernelbench import cpu_build  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+needs_build = pytest.mark.skipif(not _cpu_build_available(),
+                                 reason="the CPU extension builder (cpu_build) is not present")
+
+
+def check(candidate: str, problem: str, **kw):
+    return verify_kernelbench((DATA / "candidates" / candidate).read_text(),
+                              resolve_problem(problem, DATA / "problems"), backend="cpu",
+                              seed=kw.pop("seed", 1), **kw)
+
+
+@pytest.mark.parametrize(("candidate", "problem"), [
+    ("elementwise_mul_torch.py", "1"), ("fused_chain_torch.py", "2")])
+def test_pure_torch_candidates_pass_flagged_as_kernel_free(candidate, problem):
+    verdict = check(candidate, problem)
+    assert verdict.equivalent is True, verdict.detail
+    assert verdict.failure is None and verdict.backend == "cpu"
+    assert verdict.hacking_flags == ["defines_kernel"]
+    assert verdict.max_abs_error is not None and verdict.max_abs_error < 1e-5
+
+
+@needs_build
+@pytest.mark.parametrize(("candidate", "problem"), [
+    ("elementwise_mul_cuda.py", "1"), ("fused_chain_cuda.py", "2"),
+    ("row_softmax_cuda.py", "3"), ("row_sum_cuda.py", "4"), ("matmul_cuda.py", "5"),
+    ("layernorm_cuda.py", "7")])
+def test_correct_cuda_candidates_pass(candidate, problem):
+    verdict = check(candidate, problem)
+    assert verdict.equivalent is True, f"{verdict.failure}: {verdict.detail}"
+    assert verdict.compiled is True and verdict.hacking_flags == []
+
+
+def test_output_cached_across_calls_fails_at_run_time():
+    verdict = check("elementwise_mul_cached_py.py", "1")
+    assert verdict.equivalent is False and verdict.failure == "cached-output"
+    assert "trial 1 returned exactly trial 0's outputs" in verdict.detail
+
+
+def test_cache_in_the_extension_is_rejected_unrun(monkeypatch):
+    monkeypatch.setattr(kb_verify, "run_child", _no_child)
+    verdict = check("elementwise_mul_cached_cpp.py", "1")
+    assert verdict.failure == "hacking" and "no_cached_outputs" in verdict.hacking_flags
+    assert "static local" in verdict.detail
+
+
+def test_heavy_op_in_torch_is_rejected_unrun(monkeypatch):
+    monkeypatch.setattr(kb_verify, "run_child", _no_child)
+    verdict = check("matmul_torch_heavy.py", "5")
+    assert verdict.equivalent is False and verdict.failure == "hacking"
+    assert verdict.hacking_flags == ["no_library_delegation", "launch_uses_given_stream"]
+    assert "torch.matmul" in verdict.detail
+
+
+def test_kernel_text_built_at_run_time_is_unsupported_not_wrong(monkeypatch):
+    monkeypatch.setattr(kb_verify, "run_child", _no_child)
+    src = (DATA / "candidates" / "row_sum_cuda.py").read_text().replace(
+        'cuda_sources=source', 'cuda_sources=source.replace("256", str(2 ** 8))')
+    verdict = verify_kernelbench(src, resolve_problem("4", DATA / "problems"), backend="cpu")
+    assert verdict.equivalent is None and verdict.failure == "unsupported"
+    assert verdict.detail.startswith("unsupported: line ") and "`cuda_sources`" in verdict.detail
+
+
+@needs_build
+def test_race_fails_as_a_race():
+    verdict = check("row_sum_race.py", "4")
+    assert verdict.equivalent is False and verdict.failure == "race", verdict.detail
+
+
+@needs_build
+def test_skipped_tail_fails_as_unwritten_output():
+    verdict = check("elementwise_mul_tail.py", "1")
+    assert verdict.equivalent is False and verdict.failure == "unwritten-output"
+    assert "the last 139 of 5003 output elements were never written" in verdict.detail
+
+
+@needs_build
+def test_hard_coded_size_fails_on_the_shrunk_problem():
+    verdict = check("matmul_hardcoded.py", "6")
+    assert verdict.equivalent is False and verdict.failure == "shape-mismatch"
+    assert "(1024, 1024)" in verdict.detail and "(181, 181)" in verdict.detail
+    assert any("N 1024->181" in n for n in verdict.notes)
+
+
+@needs_build
+def test_uninitialised_output_read_fails_as_such():
+    verdict = check("row_sum_uninit.py", "4")
+    assert verdict.equivalent is False and verdict.failure == "uninitialised-read"
+    assert "32 of 32 output elements are NaN" in verdict.detail
+
+
+def _no_child(*args, **kwargs):
+    raise AssertionError("a statically rejected candidate must not run")
