@@ -154,3 +154,19 @@ def test_crashing_campaign_is_a_failed_round_not_a_dead_watcher(tmp_path: Path):
     runner = RecordingRunner()
     assert watch_once(rollouts, state, runner=runner).processed == [0, 1]
     assert runner.calls[0]["resume"] is True
+
+
+def test_parquet_shards_are_joined_in_name_order(tmp_path: Path):
+    import pandas as pd
+
+    from structcover.watcher import RoundInput, _campaign_input
+
+    folder = tmp_path / "round_3"
+    (folder / "b").mkdir(parents=True)
+    pd.DataFrame({"task_id": ["t"], "n": [2]}).to_parquet(folder / "b" / "part.parquet")
+    pd.DataFrame({"task_id": ["t", "t"], "n": [0, 1]}).to_parquet(folder / "a.parquet")
+    work = tmp_path / "work"
+    joined = _campaign_input(RoundInput(number=3, path=folder, complete=True), work)
+    assert joined == work / "round_3.parquet"
+    assert pd.read_parquet(joined)["n"].tolist() == [0, 1, 2]
+    assert sorted(p.name for p in work.iterdir()) == ["round_3.parquet"]  # no temp file left
