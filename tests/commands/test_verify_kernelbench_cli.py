@@ -50,3 +50,26 @@ def test_bad_input_is_one_error_line(args, message):
 def test_missing_candidate_file():
     res = runner.invoke(app, ["verify", "/nonexistent/cand.py", "--task", "1"])
     assert res.exit_code == 2 and "error: candidate /nonexistent/cand.py: no such file" in res.output
+
+
+@pytest.mark.parametrize(("candidate", "code", "flag"), [
+    ("matmul_torch_heavy.py", 1, "no_library_delegation"),  # torch.matmul does the work
+    ("matmul_cuda.py", 0, None),  # `ext.matmul(...)` is the candidate's own kernel
+    ("elementwise_mul_cuda.py", 0, None),
+])
+def test_check_flags_the_heavy_op_in_torch(candidate, code, flag):
+    res = runner.invoke(app, ["check", str(CAND / candidate), "--json"])
+    assert res.exit_code == code, res.output
+    failed = [c["name"] for c in json.loads(res.stdout)["checks"]
+              if not c["ok"] and c["severity"] == "hard"]
+    assert failed == ([flag] if flag else [])
+
+
+def test_check_tensor_clone_in_cpp_is_not_a_thread():
+    src = (CAND / "elementwise_mul_cuda.py").read_text().replace(
+        "return out;", "return out.clone();")
+    from structcover.tools.verify.hacking import run_checks
+
+    assert all(r.ok for r in run_checks(src) if r.name == "no_threads")
+    spawn = src.replace("return out.clone();", "clone(nullptr, nullptr, 0, nullptr); return out;")
+    assert not next(r for r in run_checks(spawn) if r.name == "no_threads").ok

@@ -88,9 +88,11 @@ def _from_numpy(arr: Any, dtype: str, device: str) -> Any:
     import numpy as np
     import torch
 
+    # clone(): the tensor's memory comes from torch's allocator (on the CPU path the emulator's
+    # guarded device allocator once an extension is loaded), not from numpy's buffer.
     if dtype == "bfloat16":
-        return torch.from_numpy(arr.view(np.int16).copy()).view(torch.bfloat16).to(device)
-    return torch.from_numpy(arr.copy()).to(device)
+        return torch.from_numpy(arr.view(np.int16)).view(torch.bfloat16).clone().to(device)
+    return torch.from_numpy(arr).clone().to(device)
 
 
 def _flatten(result: Any) -> list[Any]:
