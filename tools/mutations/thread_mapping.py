@@ -122,15 +122,24 @@ def serialize(program: str) -> MutationResult:
     return b.done()
 
 
+def _reads(name: str, var: str) -> str:
+    """A regex for the element reads of input ``name`` at index ``var``: ``p[i]``,
+    ``__ldg(p + i)``, ``__ldg(&p[i])`` and ``*(p + i)``."""
+    n, v = re.escape(name), re.escape(var)
+    return (rf"(?<![&\w.]){n}\s*\[\s*{v}\s*\]|__ldg\(\s*{n}\s*\+\s*{v}\s*\)"
+            rf"|__ldg\(\s*&\s*{n}\s*\[\s*{v}\s*\]\s*\)|\*\s*\(\s*{n}\s*\+\s*{v}\s*\)")
+
+
 def _staged_inputs(src: Src, pe: PerElement) -> dict[str, str]:
-    """Read-only pointer inputs read as ``p[i]`` in the body: name -> element type."""
+    """Read-only pointer inputs whose element ``i`` the body reads (:func:`_reads`): name ->
+    element type."""
     written = assigned_names(src, pe.kernel)
     out = {}
     for name, ctype in pointer_params(src, pe.kernel).items():
         ctype = " ".join(ctype.split())
         if not re.fullmatch(r"\w+", name) or name in written or ctype not in _SIZES:
             continue
-        if re.search(rf"(?<![&\w.]){name}\s*\[\s*{pe.var}\s*\]", pe.body):
+        if re.search(_reads(name, pe.var), pe.body):
             out[name] = ctype
     total = sum(_SIZES[t] * MAX_BLOCK for t in out.values())
     return out if out and total <= _SMEM_BUDGET else {}
@@ -150,7 +159,7 @@ def _stage(program: str, name: str, barrier: str, what: str) -> MutationResult:
             slot = f"s_{p}_"
             decls.append(f"__shared__ {ctype} {slot}[{MAX_BLOCK}];")
             loads.append(f"{slot}[threadIdx.x] = {p}[{pe.var}];")
-            body = re.sub(rf"(?<![&\w.]){p}\s*\[\s*{pe.var}\s*\]", f"{slot}[threadIdx.x]", body)
+            body = re.sub(_reads(p, pe.var), f"{slot}[threadIdx.x]", body)
         text = (f"// staged: each thread's inputs pass through its shared slot ({what})\n"
                 + "".join(f"{ind}{d}\n" for d in decls)
                 + f"{ind}const {pe.ctype} {pe.var} = blockIdx.x * blockDim.x + threadIdx.x;\n"
@@ -179,8 +188,9 @@ def stage_smem_block(program: str) -> MutationResult:
         sync.block_barriers: up
 
     Applies to one-thread-per-element kernels (module docstring) with at least one read-only
-    pointer input read as ``p[i]`` of a plain element type, all such inputs fitting in
-    32 KB of 1024-slot tiles. ``&p[i]`` (e.g. ``__ldg(&p[i])``) keeps reading global memory.
+    pointer input of a plain element type whose element ``i`` the body reads (``p[i]``,
+    ``__ldg(p + i)``, ``__ldg(&p[i])``, ``*(p + i)``), all such inputs fitting in 32 KB of
+    1024-slot tiles.
     """
     return _stage(program, "stage_smem_block", "__syncthreads();", "block barrier")
 

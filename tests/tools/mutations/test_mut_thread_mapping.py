@@ -23,7 +23,9 @@ def test_serialize_variants_verify(cpu_backend):
 
 
 def test_stage_smem_variants_verify(cpu_backend):
-    verify_operator("stage_smem_block", [("vector_add", "reference")], cpu_backend)
+    # restrict_ldg reads through __ldg(a + i) with __restrict__ parameters
+    verify_operator("stage_smem_block", [("vector_add", "reference"),
+                                         ("vector_add", "restrict_ldg")], cpu_backend)
     verify_operator("stage_smem_warp", [("relu_fp16", "reference")], cpu_backend)
 
 
