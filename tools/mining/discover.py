@@ -243,6 +243,8 @@ def confounded(p: Problem, mi: dict[str, Scores], bar: Bars, controls: list[Cont
 def _attribute(columns: list[Column], mi: dict[str, Scores], bar: Bars, targets: Targets,
                tasks: np.ndarray, *, controls: list[Control], rows: np.ndarray, seed: int,
                within: bool) -> dict[str, str]:
+    """Per measured feature whose signal vanishes under the controls: the control(s) that
+    explain it alone, or ``jointly a + b`` when none does alone (see :func:`confounded`)."""
     flagged = [c for c in columns if (mi["mi"][c.name] or 0.0) > bar["mi"][c.name]
                and (mi["mi_controlled"][c.name] or 0.0) <= bar["mi_controlled"][c.name]]
     names = [c[0] for c in controls]
