@@ -16,7 +16,11 @@ Three sources, the better one first:
 
 Success rates come from the shipped operator statistics (applied / tried, equivalent /
 variants) updated with memory's per-family outcomes (a Beta prior of weight 2 centred on the
-table's rate), so an operator that keeps failing on a family sinks.
+table's rate), so an operator that keeps failing on a family sinks. An operator the effects
+table tried on a family's corpus programs without one variant (it does not apply to that
+family's code) starts at :data:`NEVER_APPLIED_FACTOR` of its rate: its declared moves would
+otherwise rank it beside operators that do apply, and a campaign spends its few options per
+proposal on chains whose first step yields nothing.
 """
 
 from __future__ import annotations
@@ -50,6 +54,9 @@ IMPLIED: dict[tuple[str, str], dict[str, tuple[str, float]]] = {
 }
 #: Confidence given to a declared-move prediction with no observation behind it.
 DECLARED_CONFIDENCE = 0.5
+#: Prior success-rate factor of an operator the effects table found never applies to the
+#: family's programs (memory's outcomes for the family still move it).
+NEVER_APPLIED_FACTOR = 0.1
 
 
 @dataclass(frozen=True)
@@ -110,7 +117,21 @@ class EffectModel:
                  family: str | None = None, stats: StatsTable | None = None,
                  outcomes: Sequence[OperatorOutcome] = (),
                  measured: Sequence[Transition] = (),
+                 measured_scope: tuple[Sequence[str], Sequence[str]] = ((), ()),
                  dims: Mapping[str, Dimension] | None = None) -> None:
+        """Index the evidence for one family.
+
+        Args:
+            operators: The operators to predict.
+            axes: The target axes.
+            family: The task family (its own evidence first).
+            stats: Operator statistics (success priors).
+            outcomes: Operator outcomes recorded in memory.
+            measured: Corpus-measured transitions (the effects table).
+            measured_scope: ``(operators, families)`` the effects table tried: an operator
+                with no transition on a family in it never applied there.
+            dims: Archive dimensions for non-pattern axes.
+        """
         self.operators = dict(operators)
         self.axes = list(axes)
         self.family = family
@@ -122,6 +143,8 @@ class EffectModel:
         self._tally: dict[str, tuple[int, int]] = {}
         self._measured_own: dict[tuple[str, str, str], Counter[str]] = {}
         self._measured_all: dict[tuple[str, str, str], Counter[str]] = {}
+        self._applied = {(t.operator, t.family) for t in measured}
+        self._scope = (set(measured_scope[0]), set(measured_scope[1]))
         for t in measured:
             for axis, before in t.levels_before.items():
                 after = t.levels_after.get(axis)
@@ -157,8 +180,18 @@ class EffectModel:
             if self.family and st.families_equivalent and \
                     self.family not in st.families_equivalent:
                 prior *= 0.5  # never shown equivalent on this family
+        if self.applies(op) is False:
+            prior *= NEVER_APPLIED_FACTOR
         s, n = self._tally.get(op, (0, 0))
         return (s + 2 * prior) / (n + 2)
+
+    def applies(self, op: str) -> bool | None:
+        """Whether ``op`` produced a variant on this family's corpus programs in the effects
+        table; None when the table did not try it there (or there is no family)."""
+        ops, fams = self._scope
+        if self.family is None or self.family not in fams or op not in ops:
+            return None
+        return (op, self.family) in self._applied
 
     def _observed(self, op: str, axis: str, before: str) -> tuple[str, float] | None:
         tiers = ((self._own, 1.0), (self._all, 1.0), (self._measured_own, MEASURED_WEIGHT),

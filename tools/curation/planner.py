@@ -123,10 +123,11 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
         outcomes = [*outcomes, *memory.operator_outcomes()]
     ops = dict(sorted((operators if operators is not None else registry()).items()))
     axes = list(target)
+    table = effects if effects is not None else load_effects()
     model = EffectModel(ops, axes, family=family,
                         stats=stats if stats is not None else load_stats(),
-                        outcomes=outcomes, dims=dims,
-                        measured=(effects if effects is not None else load_effects()).transitions)
+                        outcomes=outcomes, dims=dims, measured=table.transitions,
+                        measured_scope=(table.operators, table.families))
     start = axis_levels(values, axes, dims)
     # Levels the extractor already computed (pattern.* in values) are the truth for the start.
     start.update({a: str(values[a]) for a in axes if isinstance(values.get(a), str)})

@@ -34,3 +34,27 @@ def test_load_effects_names_a_bad_file(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=f"{bad}: invalid operator effects table"):
         load_effects(bad)
     assert load_effects(tmp_path / "absent.json").transitions == []
+
+
+def test_merge_replaces_the_remeasured_operators_and_keeps_the_scope() -> None:
+    from structcover.tools.curation.effects_table import EffectsTable, Transition, merge
+
+    def t(op: str, family: str, after: str) -> Transition:
+        return Transition(operator=op, family=family, program="reference",
+                          levels_before={"pattern.sync": "none"},
+                          levels_after={"pattern.sync": after})
+
+    # An older table without scope fields: its scope is read off its transitions.
+    old = EffectsTable(programs=2, transitions=[t("tile_smem", "gemm", "block"),
+                                                t("serialize", "gemm", "none")])
+    new = EffectsTable(programs=2, operators=["serialize"], families=["gemm", "saxpy"],
+                       transitions=[t("serialize", "saxpy", "none")])
+    merged = merge(old, new)
+    assert merged.operators == ["serialize", "tile_smem"]
+    assert merged.families == ["gemm", "saxpy"]
+    assert [(x.operator, x.family) for x in merged.transitions] == [("tile_smem", "gemm"),
+                                                                    ("serialize", "saxpy")]
+    with pytest.raises(ValueError, match="different programs"):
+        merge(old, EffectsTable(programs=3, operators=["serialize"]))
+    with pytest.raises(ValueError, match="unknown operators"):
+        compute_effects(per_family=1, operators=["no_such_operator"])

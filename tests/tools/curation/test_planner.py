@@ -169,3 +169,35 @@ def test_a_later_step_does_not_inherit_an_earlier_steps_simulated_moves(gemm: di
         last = chain.steps[-1]
         if chain.reaches_target and last.basis == "declared":
             assert any(m.startswith("smem.") for m in ops[last.operator].moves), chain.operators
+
+
+def test_an_operator_that_never_applied_to_the_family_sinks(gemm: dict) -> None:
+    from structcover.tools.curation.effects import EffectModel
+    from structcover.tools.mutations.base import registry
+
+    def moved(op: str, family: str) -> Transition:
+        return Transition(operator=op, family=family, program="p",
+                          levels_before={"pattern.sync": "none"},
+                          levels_after={"pattern.sync": "block"})
+
+    # Both operators were tried on both families; each applied on one family only.
+    table = EffectsTable(operators=["stage_smem_block", "tile_smem"],
+                         families=["gemm", "vector_add"],
+                         transitions=[moved("tile_smem", "gemm"),
+                                      moved("stage_smem_block", "vector_add")])
+    target = {"pattern.sync": "block"}
+    ops = {k: v for k, v in registry().items() if k in ("stage_smem_block", "tile_smem")}
+    firsts = {fam: [c.operators[0] for c in plan_chains(gemm, target, family=fam, effects=table,
+                                                        operators=ops).chains]
+              for fam in ("gemm", "vector_add")}
+    assert firsts["gemm"][0] == "tile_smem" and firsts["vector_add"][0] == "stage_smem_block"
+    model = EffectModel(ops, ["pattern.sync"], family="vector_add",
+                        measured=table.transitions, measured_scope=(["tile_smem"], []))
+    assert model.applies("tile_smem") is None  # a scope without families decides nothing
+    model = EffectModel(ops, ["pattern.sync"], family="saxpy", measured=table.transitions,
+                        measured_scope=(table.operators, table.families))
+    assert model.applies("tile_smem") is None  # saxpy was not measured: unknown, not "no"
+    model = EffectModel(ops, ["pattern.sync"], family="vector_add", measured=table.transitions,
+                        measured_scope=(table.operators, table.families))
+    assert model.applies("tile_smem") is False and model.applies("stage_smem_block") is True
+    assert model.success_rate("tile_smem") < model.success_rate("stage_smem_block")
