@@ -239,10 +239,10 @@ def find_inline_extensions(python_text: str) -> list[InlineExtension]:
             raise UnresolvedInline(f"{where}: load_inline called with *args/**kwargs; "
                                    "pass its arguments by name")
         given: dict[str, ast.expr] = {}
-        for pos, arg in enumerate(node.args):
+        for pos, positional in enumerate(node.args):
             if pos >= len(_POSITIONAL):
                 raise UnresolvedInline(f"{where}: load_inline has too many positional arguments")
-            given[_POSITIONAL[pos]] = arg
+            given[_POSITIONAL[pos]] = positional
         given.update({k.arg: k.value for k in node.keywords if k.arg is not None})
         fields: dict[str, object] = {"line": node.lineno}
         for arg, expr in given.items():

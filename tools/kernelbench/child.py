@@ -104,7 +104,8 @@ def _save(path: Path, tensors: list[Any]) -> list[dict[str, Any]]:
     import numpy as np
     import torch
 
-    arrays, meta = {}, []
+    arrays: dict[str, Any] = {}
+    meta: list[dict[str, Any]] = []
     for i, t in enumerate(tensors):
         if isinstance(t, torch.Tensor):
             arr, dtype = _to_numpy(t)
@@ -168,10 +169,10 @@ def _prepare(job: dict[str, Any]) -> tuple[ModuleType, str]:
     device = job["device"]
     torch.set_num_threads(int(job.get("threads", 1)))
     if not _gpu(job):
-        if job["mode"] == "candidate":
-            from structcover.tools.kernelbench.cpu_shims import install_cpu_shims
+        # Both modes: a problem's get_inputs may put its tensors on "cuda" too.
+        from structcover.tools.kernelbench.cpu_shims import install_cpu_shims
 
-            install_cpu_shims(job.get("extensions", {}))
+        install_cpu_shims(job.get("extensions", {}))
         torch.use_deterministic_algorithms(True, warn_only=True)
         torch.utils.deterministic.fill_uninitialized_memory = True  # type: ignore[attr-defined]
     problem = _import_file("kb_problem", Path(job["problem_file"]))
@@ -241,7 +242,8 @@ def run_candidate(job: dict[str, Any], folder: Path) -> dict[str, Any]:
                 "detail": "constructing ModelNew: " + _short(exc)}
     # Only the inputs: the reference's outputs are never readable from the candidate's process.
     in_meta = json.loads((Path(job["inputs_dir"]) / "inputs.json").read_text())
-    trials, flags = [], []
+    trials: list[dict[str, Any]] = []
+    flags: list[str] = []
     kept: list[tuple[list[Any], list[Any]]] = []  # earlier outputs and their snapshots
     last_inputs: list[Any] = []
     for t, meta in enumerate(in_meta):

@@ -99,8 +99,9 @@ def _install_device_shims() -> None:
             kwargs["device"] = map_device(kwargs["device"])
         return original_to(self, *args, **kwargs)
 
-    torch.Tensor.cuda = tensor_cuda  # type: ignore[method-assign,assignment]
-    torch.Tensor.to = tensor_to  # type: ignore[method-assign,assignment]
+    # setattr: the patches replace methods and module functions on purpose.
+    setattr(torch.Tensor, "cuda", tensor_cuda)  # noqa: B010
+    setattr(torch.Tensor, "to", tensor_to)  # noqa: B010
     module_to = torch.nn.Module.to
 
     def mod_to(self: torch.nn.Module, *args: Any, **kwargs: Any) -> torch.nn.Module:
@@ -109,17 +110,14 @@ def _install_device_shims() -> None:
             kwargs["device"] = map_device(kwargs["device"])
         return module_to(self, *args, **kwargs)
 
-    torch.nn.Module.cuda = lambda self, *a, **k: self  # type: ignore[method-assign,assignment]
-    torch.nn.Module.to = mod_to  # type: ignore[method-assign,assignment]
+    setattr(torch.nn.Module, "cuda", lambda self, *a, **k: self)  # noqa: B010
+    setattr(torch.nn.Module, "to", mod_to)  # noqa: B010
     stream = _Stream()
-    cuda = torch.cuda
-    cuda.is_available = lambda: True  # type: ignore[assignment]
-    cuda.synchronize = lambda *a, **k: None  # type: ignore[assignment]
-    cuda.current_stream = lambda *a, **k: stream  # type: ignore[assignment]
-    cuda.default_stream = lambda *a, **k: stream  # type: ignore[assignment]
-    cuda.current_device = lambda: 0  # type: ignore[assignment]
-    cuda.device_count = lambda: 1  # type: ignore[assignment]
-    cuda.set_device = lambda *a, **k: None  # type: ignore[assignment]
+    for name, fn in {"is_available": lambda: True, "synchronize": lambda *a, **k: None,
+                     "current_stream": lambda *a, **k: stream,
+                     "default_stream": lambda *a, **k: stream, "current_device": lambda: 0,
+                     "device_count": lambda: 1, "set_device": lambda *a, **k: None}.items():
+        setattr(torch.cuda, name, fn)
 
 
 def _install_load_inline(extensions: dict[str, str]) -> None:

@@ -41,7 +41,7 @@ class EnergyMonitor(Protocol):
         """Total energy since the driver loaded, millijoules; None when unsupported."""
 
 
-class TimingResult(dict):  # type: ignore[type-arg]
+class TimingResult(dict[str, Any]):
     """``median_ms``, ``mean_ms``, ``std_ms``, ``trials``, ``cv``, ``energy_j`` (per call)."""
 
 
