@@ -140,8 +140,12 @@ def _build_cpu(exts: list[InlineExtension], build: Path) -> tuple[dict[str, str]
 
 
 def _reference(problem: Problem, sizes: dict[str, int], seed: int, trials: int, device: str,
-               time_it: bool, timeout_s: float) -> tuple[ChildOutcome, Path]:
-    """The reference child's run, from the cache when the same run was made before."""
+               time_it: bool, timeout_s: float, scratch: Path) -> tuple[ChildOutcome, Path]:
+    """The reference child's run, from the cache when the same run was made before.
+
+    A timed run (GPU) is never shared: its timing belongs to this verification, so it is kept
+    in ``scratch`` (the caller's temporary folder) instead of the cache.
+    """
     try:
         torch_version = importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:
@@ -149,7 +153,7 @@ def _reference(problem: Problem, sizes: dict[str, int], seed: int, trials: int, 
     key = hashlib.sha256(json.dumps([problem.text, sizes, seed, trials, device, time_it,
                                      torch_version], sort_keys=True).encode()).hexdigest()[:20]
     root = _cache_root()
-    final = root / f"ref-{key}"
+    final = scratch / "reference" if time_it else root / f"ref-{key}"
     if (final / "result.json").is_file() and not time_it:
         result = json.loads((final / "result.json").read_text())
         if result.get("status") == "ok":
@@ -162,9 +166,14 @@ def _reference(problem: Problem, sizes: dict[str, int], seed: int, trials: int, 
                "sizes": sizes, "seed": seed, "trials": trials, "time": time_it}
         outcome = run_child(job, work, work / "out", device=device, timeout_s=timeout_s)
         if outcome.ok:
-            if final.exists():
-                shutil.rmtree(final, ignore_errors=True)
-            os.replace(work / "out", final)  # atomic publish: a half-written run is never read
+            try:
+                # Atomic publish: a half-written run is never read. Where another process
+                # published the same run first, its copy stays (a reader may be using it).
+                os.rename(work / "out", final)
+            except OSError:
+                if not (final / "result.json").is_file():
+                    raise
+                outcome.result = json.loads((final / "result.json").read_text())
             outcome.folder = final
             return outcome, final
         return outcome, work / "out"
@@ -212,7 +221,9 @@ def verify_kernelbench(candidate_text: str, problem: Problem, *,
 
     Raises:
         ValueError: A bad call (backend name, trials, budget).
-        RuntimeError: ``backend="gpu"`` where no GPU is usable.
+        RuntimeError: ``backend="gpu"`` where no GPU is usable; ``SandboxUnavailable`` (a
+            RuntimeError) where no jail is possible and the user did not opt in to running
+            without one.
     """
     if trials < 2:
         raise ValueError(f"trials must be >= 2 (a cached result needs two inputs), got {trials}")
@@ -241,7 +252,7 @@ def verify_kernelbench(candidate_text: str, problem: Problem, *,
                                              "equivalent": None if failed.failure == "unsupported"
                                              else False, **base})
         ref, ref_dir = _reference(problem, sizes, seed, trials, device, kind == "gpu" and time_it,
-                                  timeout_s)
+                                  timeout_s, work)
         if not ref.ok:
             return _verdict(candidate_text, problem, seed, failure="reference-failed", notes=notes,
                             detail="the reference failed: " + str(ref.result.get("detail", "")),
