@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from structcover.agents.ports import Toolbox
+from structcover.agents.ports import GapMemory, Toolbox
 from structcover.graphs.state import GapState, TaskCoverageState
 
 
@@ -58,8 +58,10 @@ class Diagnoser:
         f_star, drift = tools.coverage.discover()
         coverage = tools.coverage.per_task(added)
         gaps = []
+        known = tools.memory.recorded_gaps()  # one read, not one per (task, bin)
+        blank = GapMemory()
         for gap in tools.coverage.gaps(added):
-            mem = tools.memory.gap(gap["task"], gap["bin"])
+            mem = known.get((gap["task"], gap["bin"]), blank)
             gap = GapState(**gap)  # a copy: the tool's list stays untouched
             gap["failures"] = max(gap["failures"], len(mem.failures))
             if mem.status == "filled" and mem.filled_by and gap["status"] == "open":

@@ -94,6 +94,10 @@ class MemoryTool(Protocol):
     def gap(self, task: str, bin: str) -> GapMemory:
         """Status and failure history of one gap."""
 
+    def recorded_gaps(self) -> dict[tuple[str, str], GapMemory]:
+        """Every gap memory holds a record of, by (task, bin); any other gap is open and
+        untried."""
+
     def record_attempt(self, task: str, bin: str, attempt: dict[str, Any], round: int) -> None:
         """Append one attempt (idempotent on the attempt's program id)."""
 

@@ -186,8 +186,9 @@ def _seed_memory(store: Any, rows: pd.DataFrame, coverage: ArchiveCoverage, n: i
     ok = rows[rows["correct"].fillna(False).astype(bool)] if "correct" in rows.columns else rows
     ok = ok.drop_duplicates(["task_id", "program_id"]).sort_values(["task_id", "program_id"])
     feats = [c for c in ok.columns if isinstance(c, str) and "." in c]
+    bins = coverage.bins_of(ok)  # one archive look-up for every program
     records = []
-    for _, r in ok.iterrows():
+    for (_, r), bin_label in zip(ok.iterrows(), bins, strict=True):
         values = {f: (None if _missing(r[f]) else r[f]) for f in feats}
         numeric, levels = numeric_features(values)
         records.append(ProgramRecord(
@@ -195,7 +196,7 @@ def _seed_memory(store: Any, rows: pd.DataFrame, coverage: ArchiveCoverage, n: i
             features=finite(numeric), levels=levels, verified=True,
             round=n if "round" not in ok.columns or _missing(r["round"]) else int(r["round"]),
             origin="input",
-            bin_label=coverage.bin_of(values) or None))
+            bin_label=bin_label or None))
     if records:
         store.add_programs(records)
 

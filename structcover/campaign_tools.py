@@ -115,6 +115,11 @@ class ArchiveCoverage:
         i = int(self.archive.index(row)[0])
         return self.labels[i] if i >= 0 else ""
 
+    def bins_of(self, table: pd.DataFrame) -> list[str]:
+        """The bin of every row of ``table`` ('' for a row that cannot be binned)."""
+        cols = table.reindex(columns=self.archive.features)  # a missing feature: unbinnable
+        return [self.labels[int(i)] if i >= 0 else "" for i in self.archive.index(cols)]
+
 
 def origin_of(record: dict[str, Any]) -> str:
     """The memory origin of an added program: ``llm`` when the LLM Synthesizer wrote it,
@@ -188,17 +193,11 @@ class StoreMemory:
 
     def gap(self, task: str, bin: str) -> GapMemory:
         """Status, failures and tried candidates of one gap."""
-        h = self.store.gap_history(task, bin)
-        failed = [a for a in h.attempts if a.outcome in ("failed", "wrong_bin")]
-        last = h.attempts[-1] if h.attempts else None
-        return GapMemory(status=h.status, failures=[a.reason for a in failed],
-                         proof=h.proof.reason if h.proof else "",
-                         last_stage=("no-candidate" if last and last.outcome == "skipped"
-                                     else (last.stage if last else "")),
-                         last_reason=last.reason if last else "",
-                         tried=[a.candidate_id for a in h.attempts if a.candidate_id],
-                         filled_by=next((a.candidate_id or "" for a in h.attempts
-                                         if a.outcome == "filled"), ""))
+        return _gap_memory(self.store.gap_history(task, bin))
+
+    def recorded_gaps(self) -> dict[tuple[str, str], GapMemory]:
+        """Every gap memory holds anything about, by (task, bin), in one read."""
+        return {(h.task, h.bin_label): _gap_memory(h) for h in self.store.gaps()}
 
     def record_attempt(self, task: str, bin: str, attempt: dict[str, Any],
                        round: int) -> None:
@@ -262,6 +261,20 @@ class StoreMemory:
             levels_before=before, levels_after=after if before else {}))
 
 
+def _gap_memory(h: Any) -> GapMemory:
+    """A store ``GapHistory`` as the memory port's ``GapMemory``."""
+    failed = [a for a in h.attempts if a.outcome in ("failed", "wrong_bin")]
+    last = h.attempts[-1] if h.attempts else None
+    return GapMemory(status=h.status, failures=[a.reason for a in failed],
+                     proof=h.proof.reason if h.proof else "",
+                     last_stage=("no-candidate" if last and last.outcome == "skipped"
+                                 else (last.stage if last else "")),
+                     last_reason=last.reason if last else "",
+                     tried=[a.candidate_id for a in h.attempts if a.candidate_id],
+                     filled_by=next((a.candidate_id or "" for a in h.attempts
+                                     if a.outcome == "filled"), ""))
+
+
 #: Campaign stage names -> the store's.
 _STAGES = {"ok": "passed", "novelty": "mutate", "no-candidate": "mutate", "compile": "compile",
            "structure": "structure", "anti-hacking": "hacking", "hacking": "hacking",
@@ -322,6 +335,7 @@ class RegistryMutate:
 def apply_operator(name: str, source: str) -> list[str]:
     """The variants (compiled, see ``tools.mutations.base``) of one operator on one program
     (module-level: an executor task)."""
-    from structcover.tools.mutations.base import registry
+    from structcover.tools.mutations.embedded import run_operator
 
-    return [v.source for v in registry()[name].func(source).variants]
+    # A KernelBench candidate (Python) is mutated inside its load_inline CUDA and re-embedded.
+    return [v.source for v in run_operator(name, source).variants]

@@ -95,6 +95,9 @@ class FakeMemory:
     def gap(self, task: str, bin: str) -> GapMemory:
         return self.gaps.get((task, bin), GapMemory())
 
+    def recorded_gaps(self) -> dict[tuple[str, str], GapMemory]:
+        return dict(self.gaps)
+
     def record_attempt(self, task: str, bin: str, attempt: dict[str, Any], round: int) -> None:
         key = (task, bin, attempt["program_id"])
         if key not in self.attempts:

@@ -70,7 +70,8 @@ def load_task(path: Path) -> TaskSpec:
         ValueError: The file is not a valid TaskSpec; the message names the file.
     """
     try:
-        data = yaml.safe_load(Path(path).read_text())
+        # libyaml's loader when present: the pure-Python one dominated repeated corpus loads.
+        data = yaml.load(Path(path).read_text(), Loader=_YAML_LOADER)
         return TaskSpec.model_validate(data)
     except Exception as exc:
         raise ValueError(f"{path}: invalid task spec: {exc}") from exc
@@ -92,10 +93,26 @@ def load_family(root: Path) -> TaskFamily:
 
 
 def load_corpus(root: Path | None = None) -> list[TaskFamily]:
-    """Load every family of the corpus, sorted by name."""
+    """Load every family of the corpus, sorted by name.
+
+    Loads are cached per folder and re-read when any file under it changes (its paths,
+    sizes and modification times): the campaign and the demo ask for the corpus many times.
+    The list is a fresh copy; the families in it are shared, so do not modify them.
+    """
     root = Path(root) if root else corpus_root()
-    return [load_family(p) for p in sorted(root.iterdir())
-            if p.is_dir() and any(p.glob("task*.yaml"))]
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    stamp = tuple((str(p), st.st_size, st.st_mtime_ns) for p in files for st in [p.stat()])
+    hit = _CORPUS_CACHE.get(root)
+    if hit is None or hit[0] != stamp:
+        hit = (stamp, [load_family(p) for p in sorted(root.iterdir())
+                       if p.is_dir() and any(p.glob("task*.yaml"))])
+        _CORPUS_CACHE[root] = hit
+    return list(hit[1])
+
+
+#: folder -> (fingerprint of its files, the loaded families)
+_CORPUS_CACHE: dict[Path, tuple[tuple[tuple[str, int, int], ...], list[TaskFamily]]] = {}
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def find_task(task_id: str, root: Path | None = None) -> tuple[TaskSpec, TaskFamily]:

@@ -89,13 +89,25 @@ class GapLedger:
 
     def gaps(self, *, task: str | None = None, status: GapStatus | None = None
              ) -> list[GapHistory]:
-        """Every recorded gap (filtered), ordered by (task, bin label)."""
-        sql, args = "SELECT task, bin_label FROM gaps WHERE 1=1", []
+        """Every recorded gap (filtered) with its attempts, ordered by (task, bin label).
+
+        Two queries whatever the number of gaps (a campaign reads them all every step).
+        """
+        where, args = " WHERE 1=1", []
         if task is not None:
-            sql += " AND task = ?"
+            where += " AND task = ?"
             args.append(task)
+        attempts: dict[tuple[str, str], list[AttemptRecord]] = {}
+        for t, b, rec in self._ledger.rows(
+                "SELECT task, bin_label, record FROM attempts" + where + " ORDER BY rowid", args):
+            attempts.setdefault((t, b), []).append(AttemptRecord.model_validate_json(rec))
         if status is not None:
-            sql += " AND status = ?"
+            where += " AND status = ?"
             args.append(status)
-        return [self.gap_history(t, b)
-                for t, b in self._ledger.rows(sql + " ORDER BY task, bin_label", args)]
+        return [GapHistory(task=t, bin_label=b, status=st, round=rnd,
+                           attempts=attempts.get((t, b), []),
+                           proof=None if proof is None
+                           else InfeasibilityProof.model_validate_json(proof))
+                for t, b, st, rnd, proof in self._ledger.rows(
+                    "SELECT task, bin_label, status, round, proof FROM gaps" + where
+                    + " ORDER BY task, bin_label", args)]

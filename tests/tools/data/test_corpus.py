@@ -187,3 +187,19 @@ def test_every_program_compiles_for_sm80_and_sm90(tmp_path: Path) -> None:
     programs = [prog for _, prog in PROGRAMS]
     failures = _compile_all(programs, tmp_path)
     assert not failures, "\n".join(failures)
+
+
+def test_corpus_loads_are_cached_until_a_file_changes(tmp_path: Path) -> None:
+    import shutil
+
+    from structcover.tools.data.corpus import corpus_root, load_corpus
+
+    root = tmp_path / "corpus"
+    shutil.copytree(corpus_root() / "saxpy", root / "saxpy")
+    first = load_corpus(root)
+    again = load_corpus(root)
+    assert again == first and again is not first  # a fresh list of the cached families
+    assert again[0] is first[0]
+    spec = root / "saxpy" / "task.yaml"
+    spec.write_text(spec.read_text().replace(first[0].tasks[0].task_id, "saxpy_renamed", 1))
+    assert load_corpus(root)[0].tasks[0].task_id == "saxpy_renamed"  # re-read after a change
