@@ -43,11 +43,15 @@ def campaign(
                                       help="Stop once every task's feasible SCov reaches this."),
     backend: str = typer.Option("auto", "--backend",
                                 help="Equivalence backend: auto, cpu, gpu, compile-only."),
-    wall_time: float | None = typer.Option(None, "--wall-time", help="Wall-clock budget, s."),
+    wall_time: float | None = typer.Option(None, "--wall-time",
+                                           help="Wall-clock budget of this run, s (checked "
+                                           "between steps)."),
     gpu_seconds: float | None = typer.Option(None, "--gpu-seconds", help="GPU budget, s."),
     round: int | None = typer.Option(None, "--round", min=0, help="Round of DATA (default: last)."),
     seed: int = typer.Option(0, "--seed"),
-    resume: bool = typer.Option(False, "--resume", help="Continue the checkpointed campaign."),
+    resume: bool = typer.Option(False, "--resume",
+                                help="Continue the checkpointed campaign: after a kill, or "
+                                "under new budgets after a budget stopped it."),
     approve: bool = typer.Option(False, "--approve",
                                  help="Show the planned targets and budget; ask before spending."),
     output: Path | None = typer.Option(None, "-o", "--output", help="Export folder."),
