@@ -149,6 +149,18 @@ def _storages(tensors: list[Any]) -> list[tuple[int, int]]:
     return out
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Bit-equal contents, NaN equal to NaN (floats)."""
+    import torch
+
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_floating_point() or a.is_complex():
+        return bool(torch.equal(torch.isnan(a), torch.isnan(b))
+                    and torch.equal(a.nan_to_num(), b.nan_to_num()))
+    return bool(torch.equal(a, b))
+
+
 def _overlaps(a: tuple[int, int], ranges: list[tuple[int, int]]) -> bool:
     return any(a[0] < end and start < a[1] for start, end in ranges)
 
@@ -275,7 +287,7 @@ def run_candidate(job: dict[str, Any], folder: Path) -> dict[str, Any]:
                             "detail": f"trial {t}: output {i} is memory returned by trial {s} "
                                       "(an output kept across calls)"}
             for i, (o, before) in enumerate(zip(old, snap, strict=True)):
-                if not torch.equal(o.detach().to("cpu").nan_to_num(), before.nan_to_num()):
+                if not _same(o.detach().to("cpu"), before):
                     return {"status": "error", "failure": "output-reused", "trial": t,
                             "detail": f"trial {t}: the call rewrote output {i} of trial {s}"}
         kept.append((outputs, [o.detach().to("cpu", copy=True) for o in outputs]))

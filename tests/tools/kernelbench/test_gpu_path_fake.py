@@ -89,3 +89,49 @@ def test_side_stream_work_fails_although_every_trial_matched(tmp_path, fake_devi
                        compiled=None, notes=[], hacking_flags=[])
     assert verdict.equivalent is False and verdict.failure == "side-stream"
     assert verdict.speedup is None
+
+
+ALIAS = """
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        a *= b
+        return a
+"""
+KEPT_BUFFER = """
+import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.buf = None
+
+    def forward(self, a, b):
+        if self.buf is None:
+            self.buf = torch.empty_like(a)
+        return torch.mul(a, b, out=self.buf)
+"""
+CHANGES_INPUT = """
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        out = a * b
+        b.zero_()
+        return out
+"""
+
+
+@pytest.mark.parametrize(("source", "failure", "words"), [
+    (ALIAS, "aliases-input", "shares memory with an input"),
+    (KEPT_BUFFER, "output-reused", "memory returned by trial 0"),
+    (CHANGES_INPUT, "modified-inputs", "input 1 was changed"),
+])
+def test_run_time_checks_name_the_hack(tmp_path, fake_device, source, failure, words):
+    problem, ref, ref_dir, cand, cand_dir = _run(tmp_path, source)
+    verdict = conclude(source, problem, 3, ref, ref_dir, cand, cand_dir, backend="gpu",
+                       compiled=None, notes=[], hacking_flags=[])
+    assert verdict.equivalent is False and verdict.failure == failure
+    assert words in verdict.detail

@@ -48,9 +48,12 @@ def test_pure_torch_candidates_pass_flagged_as_kernel_free(candidate, problem):
 
 @needs_build
 @pytest.mark.parametrize(("candidate", "problem"), [
-    ("elementwise_mul_cuda.py", "1"), ("fused_chain_cuda.py", "2"),
-    ("row_softmax_cuda.py", "3"), ("row_sum_cuda.py", "4"), ("matmul_cuda.py", "5"),
-    ("layernorm_cuda.py", "7")])
+    # stream look-up and device guard shims; shared-memory reductions with barriers; 2-D tiles
+    ("elementwise_mul_cuda.py", "1"), ("row_softmax_cuda.py", "3"), ("matmul_cuda.py", "5"),
+    # one extension build each (~10 s on an idle core): the rest of the set as `slow`
+    pytest.param("fused_chain_cuda.py", "2", marks=pytest.mark.slow),
+    pytest.param("row_sum_cuda.py", "4", marks=pytest.mark.slow),
+    pytest.param("layernorm_cuda.py", "7", marks=pytest.mark.slow)])
 def test_correct_cuda_candidates_pass(candidate, problem):
     verdict = check(candidate, problem)
     assert verdict.equivalent is True, f"{verdict.failure}: {verdict.detail}"
