@@ -30,6 +30,8 @@ class CampaignOptions(BaseModel):
     target_scov: float = Field(0.85, gt=0, le=1,
                                description="stop when every task's feasible SCov reaches this")
     backend: str = Field("auto", description="equivalence backend: auto, cpu, gpu, compile-only")
+    problems: Path | None = Field(None, description="KernelBench problems folder: rollout task "
+                                                    "ids name problems in it (kind kernelbench)")
     seed: int = 0
     round: int | None = Field(None, description="round of DATA to diagnose (default: last)")
     resume: bool = Field(False, description="continue the checkpointed campaign in state_dir")

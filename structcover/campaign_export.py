@@ -1,6 +1,6 @@
 """The round's outputs after a campaign: curated data (with the new programs), the
 constrained prompts for the gaps left open, contrast pairs, the new programs as ``.cu``
-files with their provenance, and the HTML report.
+files (``.py`` for KernelBench candidates) with their provenance, and the HTML report.
 
 Everything is written through the existing tools (``tools.curation``, ``tools.report``);
 files are sorted and seeded so two runs with one seed write identical bytes.
@@ -50,6 +50,7 @@ def exporter(prep: Prepared, options: CampaignOptions) -> Callable[[CampaignStat
         from structcover.tools.curation.contrast import contrast_pairs, export_pairs
         from structcover.tools.curation.sampling import export_curation
         from structcover.tools.data.atomic import write_text
+        from structcover.tools.mutations.embedded import is_kernelbench_candidate
         from structcover.tools.report.html_report import write_report
 
         out = output_dir(prep, options)
@@ -63,7 +64,10 @@ def exporter(prep: Prepared, options: CampaignOptions) -> Callable[[CampaignStat
         files = {f"curated_{k}": v for k, v in curated.files.items()}
         records = []
         for p in sorted(state.get("added", []), key=lambda p: (p["task"], p["bin"])):
-            path = write_text(p["source"], out / "programs" / p["task"] / f"{p['program_id']}.cu")
+            # A KernelBench mutant is a whole Python candidate, not CUDA text.
+            suffix = ".py" if is_kernelbench_candidate(p["source"]) else ".cu"
+            path = write_text(p["source"],
+                              out / "programs" / p["task"] / f"{p['program_id']}{suffix}")
             records.append({k: p[k] for k in ("program_id", "task", "bin", "parent_id",
                                               "operators", "backend", "checks")}
                            | {"origin": origin_of(p), "path": str(path.relative_to(out))})

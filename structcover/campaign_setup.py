@@ -95,6 +95,7 @@ def prepare(data: Path, state_dir: Path, options: CampaignOptions) -> Prepared:
     from structcover.campaign_bindings import bind_planner, bind_verifier
 
     verifier = bind_verifier(coverage, run.archive, options.backend, settings)
+    kb_notes = _kernelbench_specs(verifier, rows, getattr(options, "problems", None))
     executor = _executor(options)
     # --executor ray: each Send branch's operator applications (with their compile checks)
     # and its candidate's check run as Ray tasks.
@@ -109,7 +110,7 @@ def prepare(data: Path, state_dir: Path, options: CampaignOptions) -> Prepared:
                     approve=options.approve, seed=options.seed)
     prep = Prepared(state_dir=state_dir, round=n, context=CampaignContext(
         tools=tools, limits=limits, diagnoser=Diagnoser(max_failures=3), round=n),
-        table=rows, run=run, store=store, notes=list(run.notes), executor=executor)
+        table=rows, run=run, store=store, notes=list(run.notes) + kb_notes, executor=executor)
     from structcover.tools.curation.gap_report import earlier_round_bins, reweighting_lines
 
     prep.reweighting = reweighting_lines(earlier_round_bins(table, run.archive, n))
@@ -120,6 +121,23 @@ def prepare(data: Path, state_dir: Path, options: CampaignOptions) -> Prepared:
 
     attach_llm(prep, options, settings)
     return prep
+
+
+def _kernelbench_specs(verifier: Any, rows: pd.DataFrame, problems: Path | None) -> list[str]:
+    """Give the verifier a ``kernelbench`` spec for every task that is not a corpus task and
+    names a problem (an id within ``--problems DIR``, or a problem file path); notes name the
+    tasks that resolve to none when a problems folder was given."""
+    from structcover.tools.kernelbench.for_bin import problem_specs
+
+    known = getattr(verifier, "specs", None)
+    if known is None:  # a verification port without task specs (a test double)
+        return []
+    others = [t for t in rows["task_id"].astype(str).unique() if t not in known]
+    if not others:
+        return []
+    specs, notes = problem_specs(others, problems)
+    verifier.specs.update(specs)
+    return notes if problems is not None else []
 
 
 def _executor(options: Any) -> Any:

@@ -65,6 +65,9 @@ def campaign(
     address: str | None = typer.Option(None, "--address",
                                        help="With --executor ray: the cluster to join (auto = "
                                        "the running one); default: start a local one."),
+    problems: Path | None = typer.Option(None, "--problems",
+                                         help="KernelBench problems folder: task ids of "
+                                         "KernelBench rollouts name problems in it."),
 ) -> None:
     """Diagnose, then synthesize and verify programs for the open bins until a budget or the
     coverage target stops it; export the round's outputs."""
@@ -80,7 +83,7 @@ def campaign(
                                   wall_time_s=wall_time, gpu_seconds=gpu_seconds, round=round,
                                   seed=seed, resume=resume, approve=approve, output_dir=output,
                                   llm_url=llm, llm_model=model, executor=executor,
-                                  address=address)
+                                  address=address, problems=problems)
     except ValueError as exc:
         fail(f"bad option: {exc}")
         return

@@ -247,7 +247,8 @@ def verify_for_bin(candidate_source: str, task: TaskSpec, target_bin: str | Mapp
             reference was given and none can be found for ``task``.
     """
     wanted = bin_levels(archive, target_bin)  # a bad target is the caller's error: raise
-    if reference is None:
+    kernelbench = task.kind == "kernelbench"  # the reference is the task's problem file
+    if reference is None and not kernelbench:
         reference = resolve_reference(task)
     verdict = CandidateVerdict(program_id=content_hash(candidate_source), task_id=task.task_id,
                                target_bin=_target_text(target_bin), passed=False)
@@ -256,10 +257,17 @@ def verify_for_bin(candidate_source: str, task: TaskSpec, target_bin: str | Mapp
         "compile": lambda: _compile_stage(candidate_source, verdict),
         "structure": lambda: _structure_stage(candidate_source, archive, wanted, label, verdict),
         "hacking": lambda: _hacking_stage(candidate_source, task, verdict),
-        "equivalence": lambda: _equivalence_stage(candidate_source, reference, task, backend,
+        "equivalence": lambda: _equivalence_stage(candidate_source, reference or "", task, backend,
                                                   dict(equivalence_options or {}), verdict),
         "profile": lambda: _profile_stage(backend, verdict),
     }
+    if kernelbench:
+        # A Python candidate: its embedded CUDA compiles, torch-side checks, and the
+        # KernelBench protocol against the problem's Model (tools/kernelbench/for_bin.py).
+        from structcover.tools.kernelbench.for_bin import kernelbench_steps
+
+        steps.update(kernelbench_steps(candidate_source, task, backend,
+                                       dict(equivalence_options or {}), verdict))
     for stage in STAGES:
         start = clock()
         try:
