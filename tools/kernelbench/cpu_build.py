@@ -146,6 +146,13 @@ def _locked(path: Path) -> Iterator[None]:
 
 # ----------------------------------------------------------------------------- trusted parts
 
+def _pch_folder(cache_dir: Path) -> Path:
+    tp = torch_paths()
+    key = _key(tp["version"], tp["root"], _compiler_id(compiler()), _flags(), tp["python_include"],
+               _PRELUDE)
+    return Path(cache_dir) / f"kbpch-{key}"
+
+
 def torch_pch(cache_dir: Path, timeout_s: float = 900.0) -> Path:
     """``torch/extension.h`` precompiled once per torch version, compiler and flags.
 
@@ -156,9 +163,7 @@ def torch_pch(cache_dir: Path, timeout_s: float = 900.0) -> Path:
         BuildError: torch's headers do not compile with these flags.
     """
     cxx = compiler()
-    tp = torch_paths()
-    key = _key(tp["version"], tp["root"], _compiler_id(cxx), _flags(), tp["python_include"], _PRELUDE)
-    folder = Path(cache_dir) / f"kbpch-{key}"
+    folder = _pch_folder(cache_dir)
     stub = folder / "kb_torch.hpp"
     with _locked(folder.with_suffix(".lock")):
         folder.mkdir(parents=True, exist_ok=True)
@@ -322,13 +327,14 @@ def build_cpu_extension(ext: Any, work_dir: Path, *, cache_dir: Path | None = No
     cache_dir.mkdir(parents=True, exist_ok=True)
     text, ignored = translation_unit(ext)
     cxx = compiler()
-    pch = torch_pch(cache_dir, timeout_s)
     rt = runtime_library(cache_dir, timeout_s)
     tp = torch_paths()
-    key = _key(pch.parent.name, rt.name, _tree_hash(SHIMS_DIR), _flags(), TORCH_LIBS, text)
+    key = _key(_pch_folder(cache_dir).name, rt.name, _tree_hash(SHIMS_DIR), _flags(), TORCH_LIBS, text)
     final = cache_dir / f"kbext-{key}.so"
     cached = buildcache.verified(final)
     if not cached:
+        pch = torch_pch(cache_dir, timeout_s)  # only a build reads it (hashing 0.8 GB costs ~1 s)
+
         def build(out: Path) -> None:
             with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
                 src = Path(tmp) / "extension.cpp"
