@@ -139,6 +139,8 @@ CALLER = textwrap.dedent("""
         m._sc_configure(schedule=schedule)
         tails.append(m.tail(a)[-1].item())
     out["tail"] = [tails, (m.tail(a)[:-1] == a[:-1]).all().item()]
+    m._sc_configure()  # the default: forward, reverse, random, ... one per call
+    out["rotate"] = [m.tail(a)[-1].item() for _ in range(3)]
     print(json.dumps(out))
 """)
 
@@ -199,6 +201,9 @@ def test_out_of_bounds_write_and_unwritten_output_show(built: dict) -> None:
     (forward, reverse), rest_ok = built["calls"]["tail"]
     # The unwritten last element holds the schedule's poison (about +1e38, then -1e38).
     assert rest_ok and forward > 1e37 and reverse < -1e37
+    # Unconfigured, successive calls rotate the schedules, so a harness's trials differ.
+    first, second, _ = built["calls"]["rotate"]
+    assert first > 1e37 and second < -1e37
 
 
 def test_same_extension_builds_from_the_cache(built: dict, tmp_path: Path,

@@ -11,6 +11,10 @@
 //   strict pointers are off: a kernel reading host memory would fault on a GPU.
 // * sc_kb_begin() starts one extension call: clears the status and the sticky error and sets
 //   the deadline; unlike sc_reset() it never frees allocations (they belong to live tensors).
+// * Unless a schedule was fixed (sc_kb_configure with schedule 0, 1 or 2), calls rotate through
+//   the forward, reverse and random fiber schedules (and their poison words): a harness that
+//   calls a function for several trials runs it under each without knowing the emulator, so a
+//   missing __syncthreads or a read of never-written memory gives a wrong result on some trial.
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/Device.h>
@@ -42,6 +46,9 @@ struct EmulatorAllocator final : c10::Allocator {
 EmulatorAllocator g_allocator;
 double g_timeout_s = 60.0;
 bool g_strict = true;
+bool g_rotate = true;             // schedule -1: rotate per call
+unsigned long long g_calls = 0;   // calls started, for the rotation
+unsigned long long g_seed = 1;
 
 __attribute__((constructor)) void install() {
   // Above the default CPU allocator's priority (0), so later registrations do not undo it.
@@ -58,8 +65,10 @@ void sc_kb_configure(int workers, int schedule, unsigned long long seed, double 
   sc::Global& g = sc::G();
   std::lock_guard<std::mutex> lock(g.mu);
   g.nworkers = workers;
-  g.schedule = schedule < 0 || schedule > 2 ? 0 : schedule;
-  g.seed = seed ? seed : 1;
+  g_rotate = schedule < 0 || schedule > 2;
+  g.schedule = g_rotate ? 0 : schedule;
+  g.seed = g_seed = seed ? seed : 1;
+  g_calls = 0;
   g.timeout_s = g_timeout_s = timeout_s > 0 ? timeout_s : 60.0;
   g.pattern = sc::pattern_for(g.schedule, g.seed);
   g_strict = strict_pointers != 0;
@@ -80,6 +89,12 @@ void sc_kb_begin(void) {
   g.bad_arg = -1;
   g.strict_args = g_strict;
   g.host_fault.store(0);
+  if (g_rotate) {
+    g.schedule = (int)(g_calls % 3);
+    g.seed = g_seed + g_calls / 3;
+    g.pattern = sc::pattern_for(g.schedule, g.seed);
+  }
+  ++g_calls;
   g.timeout_s = g_timeout_s;
   g.deadline = std::chrono::steady_clock::now() +
                std::chrono::microseconds((long long)(g_timeout_s * 1e6));

@@ -7,8 +7,9 @@
 // the wrapper turns a non-ok status after (or during) a call into a Python exception,
 // `<module>.EmulatorFault` (a RuntimeError), whose message is "<status>: <detail>".
 // `<module>._sc_status()` gives (status, detail, launches) of the last call;
-// `<module>._sc_configure(schedule, seed, workers, timeout_s, strict_pointers)` sets the fiber
-// schedule (0 forward, 1 reverse, 2 random) for later calls.
+// `<module>._sc_configure(workers, schedule, seed, timeout_s, strict_pointers)` sets the fiber
+// schedule for later calls: 0 forward, 1 reverse, 2 random, -1 (the default) one after another
+// per call.
 #pragma once
 #include <torch/extension.h>
 
@@ -81,9 +82,10 @@ auto guard(L fn) {
 inline void define_controls(pybind11::module_& m) {
   pybind11::register_local_exception<Fault>(m, "EmulatorFault", PyExc_RuntimeError);
   m.def("_sc_configure", &sc_kb_configure, pybind11::arg("workers") = 0,
-        pybind11::arg("schedule") = 0, pybind11::arg("seed") = 1,
+        pybind11::arg("schedule") = -1, pybind11::arg("seed") = 1,
         pybind11::arg("timeout_s") = 60.0, pybind11::arg("strict_pointers") = 1,
-        "Emulator settings for later calls (schedule: 0 forward, 1 reverse, 2 random).");
+        "Emulator settings for later calls (schedule: 0 forward, 1 reverse, 2 random, -1 rotate "
+        "per call).");
   m.def("_sc_status", [] {
     int s = sc_kb_status();
     return std::make_tuple(std::string(status_name(s)), std::string(sc_detail()),
