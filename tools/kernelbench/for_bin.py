@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from structcover.schema import TaskSpec
 
 if TYPE_CHECKING:
-    from structcover.tools.verify.pipeline import CandidateVerdict
+    from structcover.tools.verify.pipeline import CandidateVerdict, PipelineStage
 
 __all__ = ["kernelbench_steps", "problem_specs"]
 
@@ -114,7 +114,8 @@ def _equivalence(source: str, spec: TaskSpec, backend: Any, options: dict[str, A
 
 
 def kernelbench_steps(source: str, spec: TaskSpec, backend: Any, options: dict[str, Any],
-                      verdict: CandidateVerdict) -> dict[str, Callable[[], str | None]]:
+                      verdict: CandidateVerdict
+                      ) -> dict[PipelineStage, Callable[[], str | None]]:
     """The pipeline stages that differ for a ``kernelbench`` task (see the module doc)."""
     return {
         "compile": lambda: _compile(source, verdict),
