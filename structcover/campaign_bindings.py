@@ -18,19 +18,27 @@ class PlannerBinding:
 
     store: Any
     dims: dict[str, Any]
-    #: Operators to plan with and corpus-measured effects (None: the registered operators and
-    #: the shipped effects table).
+    #: Operators to plan with, corpus-measured effects and operator statistics (None: the
+    #: registered operators and the shipped tables, read once on the first plan).
     operators: Any = None
     effects: Any = None
+    stats: Any = None
 
     def plan(self, features: dict[str, Any], bounds: dict[str, str], *, seed: int, k: int,
              family: str = "") -> list[list[str]]:
         """Ranked operator chains toward ``bounds`` (memory's operator outcomes included)."""
+        from structcover.tools.curation.effects_table import load_effects
         from structcover.tools.curation.planner import plan_chains
+        from structcover.tools.mutations.stats import load_stats
 
+        # Parsed once: every plan of a campaign read and validated both JSON tables again.
+        if self.effects is None:
+            self.effects = load_effects()
+        if self.stats is None:
+            self.stats = load_stats()
         plan = plan_chains(features, bounds, family=family or None, dims=self.dims, k=k,
                            seed=seed, memory=self.store, operators=self.operators,
-                           effects=self.effects)
+                           effects=self.effects, stats=self.stats)
         return [list(c.operators) for c in plan.chains if c.operators]
 
 

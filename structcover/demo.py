@@ -75,6 +75,10 @@ def _no_progress(description: str, total: int) -> Callable[[], None]:
     return lambda: None
 
 
+#: Corpus checks run at once without an executor (the demo's 2-core target machine).
+CHECK_THREADS = 2
+
+
 def verify_corpus(families: list[TaskFamily], settings: Settings, advance: Callable[[], None],
                   executor: Any = None) -> tuple[str, list[FamilySummary]]:
     """Check every variant of every task against the task's reference.
@@ -84,7 +88,8 @@ def verify_corpus(families: list[TaskFamily], settings: Settings, advance: Calla
         settings: The settings (``verify`` section used).
         advance: Called once per check.
         executor: A ``tools.executors`` executor to run the checks on as one batch (Ray);
-            None checks them here, one after another.
+            None checks them here, :data:`CHECK_THREADS` at a time (each check waits on its
+            sandboxed compile and run, so threads keep the cores busy).
 
     Returns:
         The backend that ran and one summary per family.
@@ -93,8 +98,21 @@ def verify_corpus(families: list[TaskFamily], settings: Settings, advance: Calla
     from structcover.tools.verify.select import get_backend
 
     backend = get_backend(settings.verify.backend, settings=settings.verify)
-    batched = iter(_verify_on(executor, families, settings, backend.name, advance)
-                   if executor is not None else [])
+    if executor is not None:
+        batched = iter(_verify_on(executor, families, settings, backend.name, advance))
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        def check(job: tuple[TaskFamily, Any, Any]) -> Any:
+            family, task, variant = job
+            verdict = check_equivalence(variant.source, family.reference.source, task,
+                                        backend=backend, settings=settings.verify)
+            advance()
+            return verdict
+
+        jobs = [(f, t, v) for f in families for t in f.tasks for v in f.variants]
+        with ThreadPoolExecutor(max_workers=CHECK_THREADS) as pool:
+            batched = iter(list(pool.map(check, jobs)))  # in job order
     summaries = []
     for family in families:
         summary = FamilySummary(family=family.name, tasks=len(family.tasks),
@@ -102,17 +120,13 @@ def verify_corpus(families: list[TaskFamily], settings: Settings, advance: Calla
                                 variants=[v.name for v in family.variants])
         for task in family.tasks:
             for variant in family.variants:
-                verdict = next(batched) if executor is not None else check_equivalence(
-                    variant.source, family.reference.source, task, backend=backend,
-                    settings=settings.verify)
+                verdict = next(batched)
                 summary.checked += 1
                 if verdict.equivalent:
                     summary.verified += 1
                 else:
                     why = f"{verdict.failure or 'not compared'} {verdict.detail}"
                     summary.failures.append(f"{task.task_id}/{variant.name}: {why}"[:200])
-                if executor is None:
-                    advance()
         summaries.append(summary)
     return backend.name, summaries
 

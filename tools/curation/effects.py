@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from structcover.tools.coverage.bins import Dimension
 from structcover.tools.curation.effects_table import Transition
-from structcover.tools.features.structure import LEVELS, pattern_features
+from structcover.tools.features.structure import PATTERN_RULES
 from structcover.tools.mutations.base import OperatorInfo
 from structcover.tools.mutations.stats import StatsTable
 from structcover.tools.store.models import OperatorOutcome
@@ -96,14 +96,13 @@ def axis_levels(values: Mapping[str, Any], axes: Sequence[str],
 
     An axis that cannot be placed (no rule, no dimension, or a missing value) is left out.
     """
-    import pandas as pd
-
-    pats = pattern_features(values)
     out: dict[str, str] = {}
     for axis in axes:
-        if axis in LEVELS:
-            out[axis] = pats[axis]
+        if axis in PATTERN_RULES:  # only the asked axes' rules: this runs per planner step
+            out[axis] = PATTERN_RULES[axis](values)
         elif dims and axis in dims:
+            import pandas as pd
+
             i = int(dims[axis].index(pd.Series([values.get(axis)], dtype=object))[0])
             if i >= 0:
                 out[axis] = dims[axis].label(i)
@@ -141,6 +140,8 @@ class EffectModel:
         self._own: dict[tuple[str, str, str], Counter[str]] = {}
         self._all: dict[tuple[str, str, str], Counter[str]] = {}
         self._tally: dict[str, tuple[int, int]] = {}
+        #: The last state's values and their levels (held, so the identity test is sound).
+        self._state: tuple[Mapping[str, Any], dict[str, str]] | None = None
         self._measured_own: dict[tuple[str, str, str], Counter[str]] = {}
         self._measured_all: dict[tuple[str, str, str], Counter[str]] = {}
         self._applied = {(t.operator, t.family) for t in measured}
@@ -213,7 +214,9 @@ class EffectModel:
         declared = axis_levels(new_values, self.axes, self.dims)
         # Only what *this* step's moves change counts: simulated values carried over from
         # earlier steps may disagree with levels that came from observations.
-        unmoved = axis_levels(values, self.axes, self.dims)
+        if self._state is None or self._state[0] is not values:  # the planner asks every
+            self._state = (values, axis_levels(values, self.axes, self.dims))  # op per state
+        unmoved = self._state[1]
         out: dict[str, str] = {}
         conf = 1.0
         any_declared_change = any_observed_change = False

@@ -8,7 +8,7 @@ strings; the coverage archive bins them as categories.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 #: Arithmetic intensity class edges in FLOP per global byte: low < 1 <= medium < 8 <= high.
@@ -119,13 +119,19 @@ def vector_width(values: Mapping[str, Any]) -> str:
     return str(w) if w in (2, 4) else "1"
 
 
+def tensor_cores(values: Mapping[str, Any]) -> str:
+    """Rule: any tensor-core instruction (``tc.used``) -> yes."""
+    return "yes" if values.get("tc.used") else "no"
+
+
+#: The rule of each pattern feature (the planner asks for a few axes thousands of times).
+PATTERN_RULES: dict[str, Callable[[Mapping[str, Any]], str]] = {
+    "pattern.global_access": global_access, "pattern.reuse": reuse, "pattern.sync": sync,
+    "pattern.intensity": intensity, "pattern.vector_width": vector_width,
+    "pattern.tensor_cores": tensor_cores,
+}
+
+
 def pattern_features(values: Mapping[str, Any]) -> dict[str, str]:
     """Every ``pattern.*`` level of one program from its raw feature values."""
-    return {
-        "pattern.global_access": global_access(values),
-        "pattern.reuse": reuse(values),
-        "pattern.sync": sync(values),
-        "pattern.intensity": intensity(values),
-        "pattern.vector_width": vector_width(values),
-        "pattern.tensor_cores": "yes" if values.get("tc.used") else "no",
-    }
+    return {name: rule(values) for name, rule in PATTERN_RULES.items()}
