@@ -13,6 +13,7 @@ import pandas as pd
 
 from structcover.agents.diagnoser import Diagnoser
 from structcover.agents.ports import Toolbox
+from structcover.agents.synthesizer import Synthesizer
 from structcover.campaign_tools import (
     ArchiveCoverage,
     RegistryMutate,
@@ -25,6 +26,13 @@ from structcover.schema import content_hash
 
 if TYPE_CHECKING:
     from structcover.campaign import CampaignOptions
+
+
+#: Verified parents the Synthesizer mutates per target, and (parent, chain) options it applies
+#: per proposal. A collapsed round's nearest three programs are often variants an operator
+#: does not apply to (vectorized, coarsened), and an option that does not apply costs a parse,
+#: not a compile; so a proposal looks further before it gives a gap up.
+SYNTH_PARENTS, SYNTH_OPTIONS = 6, 16
 
 
 @dataclass
@@ -109,7 +117,8 @@ def prepare(data: Path, state_dir: Path, options: CampaignOptions) -> Prepared:
                     wall_time_s=options.wall_time_s, gpu_seconds=options.gpu_seconds,
                     approve=options.approve, seed=options.seed)
     prep = Prepared(state_dir=state_dir, round=n, context=CampaignContext(
-        tools=tools, limits=limits, diagnoser=Diagnoser(max_failures=3), round=n),
+        tools=tools, limits=limits, diagnoser=Diagnoser(max_failures=3),
+        synthesizer=Synthesizer(neighbours=SYNTH_PARENTS, max_options=SYNTH_OPTIONS), round=n),
         table=rows, run=run, store=store, notes=list(run.notes) + kb_notes, executor=executor)
     from structcover.tools.curation.gap_report import earlier_round_bins, reweighting_lines
 
