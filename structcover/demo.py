@@ -166,8 +166,8 @@ def _round_summary(run: object, rollouts: int) -> RoundSummary:
 
 #: Candidate budget of the demo's campaign (each candidate: mutation compile + emulator run).
 #: An upper bound: on the demo's 15 tasks the campaign runs out of operator chains to try
-#: (every open gap tried or without a plan) after about 5 candidates per task.
-DEMO_BUDGET = 96
+#: (every open gap tried or without a plan) after about 10 candidates per task.
+DEMO_BUDGET = 160
 
 
 def run_demo(output_dir: Path, *, progress: Progress = _no_progress, rounds: int = 3,
