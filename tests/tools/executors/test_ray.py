@@ -21,7 +21,9 @@ from structcover.tools.verify.batch import verify_batch
 ray = pytest.importorskip("ray")
 from structcover.tools.executors.ray_exec import RayExecutor  # noqa: E402
 
-pytestmark = pytest.mark.slow
+# One xdist worker runs every test here (pytest --dist loadgroup), so the suite starts one local
+# Ray cluster instead of one per worker: on a 2-core runner two clusters starve each other.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 
 @pytest.fixture(scope="module")
