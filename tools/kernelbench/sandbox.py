@@ -22,7 +22,7 @@ from typing import Any
 
 from structcover.tools.verify.jail import JailLimits, SandboxUnavailable, run_jailed
 
-__all__ = ["ChildOutcome", "run_child"]
+__all__ = ["ChildOutcome", "SandboxUnavailable", "run_child"]
 
 #: Address-space limit of the CPU child: torch maps its CUDA libraries at import.
 CPU_MEMORY_MB = 16384
@@ -125,5 +125,3 @@ def run_child(job: dict[str, Any], work: Path, out_dir: Path, *, device: str,
                                     + (": " + " | ".join(tail)[-400:] if tail else "")}
     return outcome
 
-
-__all__ += ["SandboxUnavailable"]

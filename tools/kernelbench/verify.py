@@ -113,30 +113,38 @@ def _static(candidate_text: str, problem: Problem, seed: int
     return exts, flags, None
 
 
-def _build_cpu(exts: list[InlineExtension], build: Path) -> tuple[dict[str, str], Verdict | None,
-                                                                    str]:
-    """Build every extension for the CPU: ({key: library}, None, log) or a failure's pieces."""
+def _build_cpu(exts: list[InlineExtension], build: Path
+               ) -> tuple[dict[str, str], Verdict | None, list[str]]:
+    """Build every extension for the CPU: ({key: library}, None, notes) or a failure verdict.
+
+    Raises:
+        SandboxUnavailable: No jail for the compiler (an environment problem, not a verdict).
+    """
     if not exts:
-        return {}, None, ""
-    try:
-        from structcover.tools.kernelbench.cpu_build import UnsupportedConstruct, build_cpu_extension
-    except ImportError as exc:  # the CPU builder is part of this package; a broken install
-        return {}, Verdict(program_id="", failure="unsupported",
-                           detail=f"unsupported: the CPU build of load_inline sources ({exc})"), ""
+        return {}, None, []
+    from structcover.tools.kernelbench.cpu_build import ExtensionBuildError, UnsupportedConstruct, build_cpu_extension
+
     built: dict[str, str] = {}
+    notes: list[str] = []
     for ext in exts:
         try:
             built[ext.key()] = str(build_cpu_extension(ext, build / ext.key()))
         except UnsupportedConstruct as exc:
             construct = getattr(exc, "construct", None) or str(exc)
             return {}, Verdict(program_id="", failure="unsupported",
-                               detail=f"unsupported: {construct}"), ""
-        except Exception as exc:  # noqa: BLE001 - a build error carries the compiler's log
-            log = str(getattr(exc, "log", "") or exc)
+                               detail=f"unsupported: {construct}"), notes
+        except ExtensionBuildError as exc:
             return {}, Verdict(program_id="", compiled=False, failure="compile-error",
                                detail=f"extension {ext.name!r} (line {ext.line}) did not build",
-                               compile_log=log[-4000:]), log
-    return built, None, ""
+                               compile_log=str(exc.log)[-4000:]), notes
+        try:
+            info = json.loads((build / ext.key() / "build.json").read_text())
+        except (OSError, ValueError):
+            info = {}
+        if info.get("ignored_flags"):
+            notes.append(f"extension {ext.name!r}: flags without effect on the CPU path: "
+                         + " ".join(map(str, info["ignored_flags"])))
+    return built, None, notes
 
 
 def _reference(problem: Problem, sizes: dict[str, int], seed: int, trials: int, device: str,
@@ -245,7 +253,9 @@ def verify_kernelbench(candidate_text: str, problem: Problem, *,
     base: dict[str, Any] = {"backend": kind, "hacking_flags": flags}
     with tempfile.TemporaryDirectory(prefix="structcover-kb-") as tmp:
         work = Path(tmp)
-        built, failed, _log = ({}, None, "") if kind == "gpu" else _build_cpu(exts, work / "build")
+        built, failed, build_notes = ({}, None, []) if kind == "gpu" else _build_cpu(
+            exts, work / "build")
+        notes += build_notes
         if failed is not None:
             return failed.model_copy(update={"program_id": content_hash(candidate_text),
                                              "task_id": problem.id, "seed": seed, "notes": notes,

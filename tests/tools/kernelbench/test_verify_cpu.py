@@ -57,7 +57,9 @@ def test_pure_torch_candidates_pass_flagged_as_kernel_free(candidate, problem):
 def test_correct_cuda_candidates_pass(candidate, problem):
     verdict = check(candidate, problem)
     assert verdict.equivalent is True, f"{verdict.failure}: {verdict.detail}"
-    assert verdict.compiled is True and verdict.hacking_flags == []
+    assert verdict.compiled is True
+    # Warnings only (a launch on the default stream); no hard check failed.
+    assert set(verdict.hacking_flags) <= {"launch_uses_given_stream"}
 
 
 def test_output_cached_across_calls_fails_at_run_time():
