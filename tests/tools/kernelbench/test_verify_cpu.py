@@ -93,6 +93,16 @@ def test_kernel_text_built_at_run_time_is_unsupported_not_wrong(monkeypatch):
 
 
 @needs_build
+def test_what_the_emulator_cannot_run_is_unsupported_not_wrong(monkeypatch):
+    monkeypatch.setattr(kb_verify, "run_child", _no_child)
+    src = (DATA / "candidates" / "row_sum_cuda.py").read_text().replace(
+        "part[t] = acc;", 'asm volatile("mov.f32 %0, %1;" : "=f"(part[t]) : "f"(acc));')
+    verdict = verify_kernelbench(src, resolve_problem("4", DATA / "problems"), backend="cpu")
+    assert verdict.equivalent is None and verdict.failure == "unsupported"
+    assert verdict.detail.startswith("unsupported: inline PTX")
+
+
+@needs_build
 def test_race_fails_as_a_race():
     verdict = check("row_sum_race.py", "4")
     assert verdict.equivalent is False and verdict.failure == "race", verdict.detail
