@@ -132,3 +132,35 @@ def test_uninitialised_output_read_fails_as_such():
 
 def _no_child(*args, **kwargs):
     raise AssertionError("a statically rejected candidate must not run")
+
+
+def test_build_error_is_a_compile_error_with_the_log(monkeypatch):
+    from structcover.tools.kernelbench import cpu_build
+
+    def fail_build(ext, work_dir, **kw):
+        raise cpu_build.ExtensionBuildError("cuda.cu:7:5: error: 'outt' was not declared")
+
+    monkeypatch.setattr(cpu_build, "build_cpu_extension", fail_build)
+    monkeypatch.setattr(kb_verify, "run_child", _no_child)
+    verdict = check("elementwise_mul_cuda.py", "1")
+    assert verdict.compiled is False and verdict.equivalent is False
+    assert verdict.failure == "compile-error" and "'outt' was not declared" in verdict.compile_log
+    assert "kb_mul" in verdict.detail
+
+
+def test_a_failing_reference_is_not_the_candidates_fault(monkeypatch, tmp_path):
+    from structcover.tools.kernelbench.sandbox import ChildOutcome
+
+    monkeypatch.setenv("STRUCTCOVER_KERNELBENCH_CACHE", str(tmp_path))
+    calls = []
+
+    def reference_dies(job, work, out_dir, **kw):
+        calls.append(job["mode"])
+        return ChildOutcome(result={"status": "error", "failure": "crash",
+                                    "detail": "NameError: name 'sizee' is not defined"})
+
+    monkeypatch.setattr(kb_verify, "run_child", reference_dies)
+    verdict = check("elementwise_mul_torch.py", "1", seed=12345)
+    assert calls == ["reference"]  # the candidate never ran
+    assert verdict.failure == "reference-failed" and verdict.equivalent is None
+    assert "sizee" in verdict.detail
