@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from typing import Any
 
 from structcover.graphs.state import Verdict
@@ -23,10 +24,21 @@ class PlannerBinding:
     operators: Any = None
     effects: Any = None
     stats: Any = None
+    #: Plans by (parent features, target, seed, k, family, operator outcomes recorded): a
+    #: target's retries ask again for the same parents, and memory changes only between steps.
+    cache: dict[str, list[list[str]]] = field(default_factory=dict)
 
     def plan(self, features: dict[str, Any], bounds: dict[str, str], *, seed: int, k: int,
              family: str = "") -> list[list[str]]:
         """Ranked operator chains toward ``bounds`` (memory's operator outcomes included)."""
+        key = json.dumps([sorted(features.items()), sorted(bounds.items()), seed, k, family,
+                          self.store.count_operator_outcomes()], default=str)
+        if key not in self.cache:
+            self.cache[key] = self._plan(features, bounds, seed=seed, k=k, family=family)
+        return [list(c) for c in self.cache[key]]
+
+    def _plan(self, features: dict[str, Any], bounds: dict[str, str], *, seed: int, k: int,
+              family: str) -> list[list[str]]:
         from structcover.tools.curation.effects_table import load_effects
         from structcover.tools.curation.planner import plan_chains
         from structcover.tools.mutations.stats import load_stats

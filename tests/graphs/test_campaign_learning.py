@@ -188,3 +188,26 @@ def test_without_round_zero_the_planner_repeats_the_mistake(tmp_path: Path) -> N
         assert calls == [("t2", "reuse=smem", "op_a")]
     finally:
         store.close()
+
+
+def test_plans_are_reused_until_memory_records_an_outcome(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import structcover.tools.curation.planner as planner
+    from structcover.tools.store import OperatorOutcome
+
+    calls = []
+    real = planner.plan_chains
+    monkeypatch.setattr(planner, "plan_chains", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    tools, store, _ = _world(tmp_path)
+    try:
+        ask = ({"reuse": "none"}, {"reuse": "smem"})
+        first = tools.planner.plan(*ask, seed=0, k=4, family="fam")
+        assert tools.planner.plan(*ask, seed=0, k=4, family="fam") == first and len(calls) == 1
+        tools.planner.plan(*ask, seed=1, k=4, family="fam")  # another seed: planned anew
+        assert len(calls) == 2
+        store.record_operator_outcome(OperatorOutcome(
+            operator="op_a", family="fam", success=False, stage="structure", round=0,
+            levels_before={"reuse": "none"}, levels_after={"reuse": "reg"}))
+        assert tools.planner.plan(*ask, seed=0, k=4, family="fam") == [["op_b"]]  # re-planned
+        assert len(calls) == 3
+    finally:
+        store.close()
