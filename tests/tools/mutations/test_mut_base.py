@@ -13,7 +13,8 @@ from structcover.tools.mutations.stats import (
 )
 
 EXPECTED_MODULES = {"unroll", "fusion", "smem_promotion", "vectorize", "sync_granularity",
-                    "parallel_strategy", "reduction_strategy", "launch_config", "padding"}
+                    "parallel_strategy", "reduction_strategy", "launch_config", "padding",
+                    "thread_mapping"}
 
 
 def test_every_operator_declares_moves_and_when_it_does_not_apply():
