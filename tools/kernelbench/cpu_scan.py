@@ -54,6 +54,15 @@ _CONSTRUCTS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\bgetCurrentCUDASparseHandle\b"), "cuSPARSE (handle or call)"),
     (re.compile(r"\bat::cuda::CUDAEvent\b"), "torch CUDA events (at::cuda::CUDAEvent)"),
     (re.compile(r"\bc10::cuda::CUDACachingAllocator\b"), "torch's CUDA caching allocator"),
+    # The emulator's own controls and what its checks rest on: host code that clears the run's
+    # status, swaps torch's allocator (guard pages, poison) or the fault handler, or changes page
+    # protections could hide a race or an out-of-bounds access from the verdict.
+    (re.compile(r"\b(?:__sc_\w*|sc_kb\w*|sc_(?:configure|reset|status|detail|kernel_seconds|"
+                r"kernel_cpu_seconds|launch_count|device_alloc|device_copy|device_free|switch_ctx))\b"
+                r"|\bsc(?:_kb)?\s*::"), "the emulator's internal API (reserved names)"),
+    (re.compile(r"\bSet(?:CPU)?Allocator\b|\bSetCPUCachingAllocator\b"), "replacing torch's allocator"),
+    (re.compile(r"\b(?:sigaction|sigaltstack|signal|mprotect|mmap|munmap|dlopen|dlsym|dlmopen)\s*\("),
+     "signal handlers, page protections or dynamic symbol look-ups in host code"),
 ]
 
 #: Headers of libraries the emulator lacks (the rewriter's list, plus torch's CUDA internals).

@@ -232,6 +232,11 @@ def test_compile_error_carries_the_compiler_log_on_the_users_lines(
      "textures and surfaces"),
     ("#include <ATen/cuda/CUDABlas.h>", [], "torch CUDA header <ATen/cuda/CUDABlas.h>"),
     ("int f();", ["-lcublas"], "library cublas"),
+    # Forging the verdict: clearing the emulator's status after a racy launch, or swapping the
+    # allocator whose guard pages find out-of-bounds accesses.
+    ('extern "C" void sc_kb_begin(void);\nvoid f() { sc_kb_begin(); }', [], "internal API"),
+    ("void f() { c10::SetCPUAllocator(nullptr, 255); }", [], "replacing torch's allocator"),
+    ("void f() { mprotect(nullptr, 0, 3); }", [], "page protections"),
 ])
 def test_unsupported_constructs_are_named_before_building(source: str, ldflags: list[str],
                                                           construct: str) -> None:
