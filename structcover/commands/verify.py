@@ -101,6 +101,13 @@ def verify(
         fail(f"candidate {candidate}: no such file")
     settings = load_settings(config).verify
     if candidate.suffix == ".py" or task.endswith(".py") or problems is not None:
+        unused = [name for name, given in (("--reference", reference is not None),
+                                           ("--include", bool(include)),
+                                           ("--executor", executor != "local" or address))
+                  if given]
+        if unused:
+            fail(f"{', '.join(unused)}: not used by KernelBench tasks (the problem file is the "
+                 "reference; the candidate runs in the local torch child)")
         if allow_unsandboxed or settings.allow_unsandboxed:
             from structcover.tools.verify.jail import set_allow_unsandboxed
 

@@ -39,6 +39,7 @@ def test_verify_by_problem_file_and_by_id():
                                                        "such directory"),
     (["--task", str(DATA / "problems" / "1_elementwise_mul.py"), "--backend", "compile-only"],
      "error: --backend compile-only: a KernelBench task runs on auto, gpu or cpu"),
+    (["--task", "1.py", "--executor", "ray"], "error: --executor: not used by KernelBench tasks"),
 ])
 def test_bad_input_is_one_error_line(args, message):
     res = runner.invoke(app, ["verify", str(CAND / "elementwise_mul_torch.py"), *args])
