@@ -98,7 +98,8 @@ def run_child(job: dict[str, Any], work: Path, out_dir: Path, *, device: str,
     memory: int | None = CPU_MEMORY_MB
     if device == "cuda":
         cuda = _cuda_dirs()
-        binds += [*cuda, Path("/proc/driver/nvidia")]
+        # The driver reads the device's PCI and NUMA facts from /sys (read-only here).
+        binds += [*cuda, Path("/proc/driver/nvidia"), Path("/sys")]
         if cuda:
             env["CUDA_HOME"] = str(cuda[0])
             env["PATH"] = f"{cuda[0] / 'bin'}:/usr/bin:/bin"
