@@ -167,7 +167,8 @@ def _reference(problem: Problem, sizes: dict[str, int], seed: int, trials: int, 
         if result.get("status") == "ok":
             return ChildOutcome(result=result, folder=final, notes=["reference from cache"]), final
     root.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="ref-", dir=root))
+    # Made beside where it is published, so the publishing rename never crosses file systems.
+    work = Path(tempfile.mkdtemp(prefix="ref-", dir=scratch if time_it else root))
     try:
         shutil.copyfile(problem.path, work / "problem.py")
         job = {"mode": "reference", "device": device, "problem_file": str(work / "problem.py"),
@@ -251,7 +252,10 @@ def verify_kernelbench(candidate_text: str, problem: Problem, *,
         notes.append(f"sizes shrunk to the work budget {budget:g}: {changed} (a candidate that "
                      "hard-codes the original sizes fails)")
     base: dict[str, Any] = {"backend": kind, "hacking_flags": flags}
-    with tempfile.TemporaryDirectory(prefix="structcover-kb-") as tmp:
+    # Two folders: the candidate's jail sees ``work`` (read-only), never ``ref_scratch`` (a
+    # timed reference's outputs live there on the GPU path).
+    with tempfile.TemporaryDirectory(prefix="structcover-kb-") as tmp, \
+            tempfile.TemporaryDirectory(prefix="structcover-kbref-") as ref_tmp:
         work = Path(tmp)
         built, failed, build_notes = ({}, None, []) if kind == "gpu" else _build_cpu(
             exts, work / "build")
@@ -262,7 +266,7 @@ def verify_kernelbench(candidate_text: str, problem: Problem, *,
                                              "equivalent": None if failed.failure == "unsupported"
                                              else False, **base})
         ref, ref_dir = _reference(problem, sizes, seed, trials, device, kind == "gpu" and time_it,
-                                  timeout_s, work)
+                                  timeout_s, Path(ref_tmp))
         if not ref.ok:
             return _verdict(candidate_text, problem, seed, failure="reference-failed", notes=notes,
                             detail="the reference failed: " + str(ref.result.get("detail", "")),

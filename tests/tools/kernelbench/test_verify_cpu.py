@@ -164,3 +164,47 @@ def test_a_failing_reference_is_not_the_candidates_fault(monkeypatch, tmp_path):
     assert calls == ["reference"]  # the candidate never ran
     assert verdict.failure == "reference-failed" and verdict.equivalent is None
     assert "sizee" in verdict.detail
+
+
+@pytest.mark.parametrize("backend", ["cpu", "gpu"])
+def test_the_candidates_jail_never_holds_the_reference_outputs(monkeypatch, tmp_path, backend):
+    import json
+    import tempfile
+
+    import numpy as np
+
+    from structcover.tools.kernelbench.sandbox import ChildOutcome
+
+    monkeypatch.setenv("STRUCTCOVER_KERNELBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(kb_verify, "pick_backend", lambda b: backend)
+    seen = {}
+
+    def fake_child(job, work, out_dir, *, device, ro=(), timeout_s=0):
+        out_dir.mkdir(parents=True, exist_ok=True)
+        if job["mode"] == "reference":
+            meta = [{"kind": "tensor", "dtype": "float32", "shape": [4]}]
+            for t in range(job["trials"]):
+                np.savez(out_dir / f"in_{t}.npz", a0=np.full(4, t, np.float32))
+                np.savez(out_dir / f"out_{t}.npz", a0=np.full(4, 2 * t, np.float32))
+            result = {"status": "ok", "trials": [{"inputs": meta, "outputs": meta}] * job["trials"],
+                      "timing": {"median_ms": 2.0, "mean_ms": 2.0, "std_ms": 0.0, "trials": 1,
+                                 "cv": 0.0} if job["time"] else None}
+            (out_dir / "result.json").write_text(json.dumps(result))
+            seen["ref"] = out_dir
+            return ChildOutcome(result=result, folder=out_dir)
+        visible = [Path(work), *map(Path, ro)]
+        seen["visible"] = visible
+        # Wherever the reference's outputs were published (the cache, or a timed run's own
+        # folder), they exist now, while the candidate runs.
+        seen["ref_outputs"] = [*(tmp_path / "cache").rglob("out_*.npz"),
+                               *Path(tempfile.gettempdir()).glob("structcover-kbref-*/**/out_*.npz")]
+        seen["inputs"] = sorted(p.name for p in Path(job["inputs_dir"]).iterdir())
+        return ChildOutcome(result={"status": "error", "failure": "crash", "detail": "stop"})
+
+    monkeypatch.setattr(kb_verify, "run_child", fake_child)
+    check("elementwise_mul_torch.py", "1")
+    ref_files = seen["ref_outputs"]
+    assert ref_files, "the fake reference wrote its outputs"
+    for out in ref_files:
+        assert not any(out.resolve().is_relative_to(v.resolve()) for v in seen["visible"])
+    assert seen["inputs"] == ["in_0.npz", "in_1.npz", "in_2.npz", "inputs.json"]
