@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -44,17 +45,18 @@ from typing import Any
 #: fake device here and run the GPU path on CPU tensors (``job["gpu"]`` with ``device`` cpu).
 CUDA: Any = None
 
-#: Exception text -> failure kind (the CPU build's runtime names what it found).
-_KINDS = (("data race", "race"), ("race", "race"), ("deadlock", "deadlock"),
-          ("out of bounds", "out-of-bounds"), ("out-of-bounds", "out-of-bounds"),
-          ("uninitiali", "uninitialised-read"), ("unsupported", "unsupported"))
+#: Exception text -> failure kind (the CPU build's runtime names what it found: ``EmulatorFault:
+#: race: ...``; torch's load_inline on the GPU path: ``Error building extension``).
+_KINDS = ((r"error building extension", "compile-error"), (r"\brace\b", "race"),
+          (r"\bdeadlock", "deadlock"), (r"\bout[- ]of[- ]bounds\b", "out-of-bounds"),
+          (r"\buninitiali[sz]ed\b", "uninitialised-read"), (r"\bunsupported\b", "unsupported"))
 
 
 def classify(exc: BaseException) -> str:
     """The failure kind of an exception the candidate's call raised (``crash`` by default)."""
     text = f"{type(exc).__name__}: {exc}".lower()
-    for needle, kind in _KINDS:
-        if needle in text:
+    for pattern, kind in _KINDS:
+        if re.search(pattern, text):
             return kind
     return "crash"
 

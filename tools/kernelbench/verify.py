@@ -301,6 +301,8 @@ def conclude(candidate_text: str, problem: Problem, seed: int, ref: dict[str, An
                             "compiled": compiled}
     if cand.get("status") != "ok":
         failure = cand.get("failure") or "crash"
+        if failure == "compile-error":  # the GPU path's load_inline (nvcc) in the child
+            base["compiled"] = False
         return _verdict(candidate_text, problem, seed,
                         equivalent=None if failure == "unsupported" else False,
                         failure=failure, detail=str(cand.get("detail", "")), notes=notes,
