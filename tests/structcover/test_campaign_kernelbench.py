@@ -137,3 +137,16 @@ def test_campaign_on_kernelbench_rollouts_adds_verified_mutants(tmp_path: Path) 
         assert program not in parents  # a mutant, not a copy
         ext = find_inline_extensions(program)[0]  # a valid candidate with a CUDA kernel
         assert "__global__" in ext.cuda_sources[0]
+
+    # The verified mutant's ModelNew runs the embedded kernel: break it there and it fails.
+    from structcover.tools.kernelbench.embed import embedded_sources, replace_source
+    from structcover.tools.kernelbench.problem import resolve_problem
+    from structcover.tools.kernelbench.verify import verify_kernelbench
+
+    first = new.iloc[0]
+    program = (out / first["path"]).read_text()
+    src = embedded_sources(program)[0]
+    assert "b[i]" in src.text
+    broken = replace_source(program, src, src.text.replace("b[i]", "(b[i] + 1.0f)"))
+    verdict = verify_kernelbench(broken, resolve_problem(first["task"], problems), backend="cpu")
+    assert verdict.equivalent is False, verdict
