@@ -27,18 +27,25 @@ class PlannerBinding:
     #: Plans by (parent features, target, seed, k, family, operator outcomes recorded): a
     #: target's retries ask again for the same parents, and memory changes only between steps.
     cache: dict[str, list[list[str]]] = field(default_factory=dict)
+    #: Predicted effects per (parent features, axes, family, outcomes recorded): planning one
+    #: parent toward every bin of its task predicts each operator chain once.
+    memos: dict[str, dict[tuple[str, ...], Any]] = field(default_factory=dict)
+    _outcomes: tuple[int, list[Any]] = (-1, [])
 
     def plan(self, features: dict[str, Any], bounds: dict[str, str], *, seed: int, k: int,
              family: str = "") -> list[list[str]]:
         """Ranked operator chains toward ``bounds`` (memory's operator outcomes included)."""
-        key = json.dumps([sorted(features.items()), sorted(bounds.items()), seed, k, family,
-                          self.store.count_operator_outcomes()], default=str)
+        feats, seen = sorted(features.items()), self.store.count_operator_outcomes()
+        key = json.dumps([feats, sorted(bounds.items()), seed, k, family, seen], default=str)
         if key not in self.cache:
-            self.cache[key] = self._plan(features, bounds, seed=seed, k=k, family=family)
+            memo = self.memos.setdefault(
+                json.dumps([feats, sorted(bounds), family, seen], default=str), {})
+            self.cache[key] = self._plan(features, bounds, seed=seed, k=k, family=family,
+                                         memo=memo)
         return [list(c) for c in self.cache[key]]
 
     def _plan(self, features: dict[str, Any], bounds: dict[str, str], *, seed: int, k: int,
-              family: str) -> list[list[str]]:
+              family: str, memo: dict[tuple[str, ...], Any]) -> list[list[str]]:
         from structcover.tools.curation.effects_table import load_effects
         from structcover.tools.curation.planner import plan_chains
         from structcover.tools.mutations.stats import load_stats
@@ -48,9 +55,12 @@ class PlannerBinding:
             self.effects = load_effects()
         if self.stats is None:
             self.stats = load_stats()
+        seen = self.store.count_operator_outcomes()
+        if self._outcomes[0] != seen:  # memory's outcomes, read again only when they grew
+            self._outcomes = (seen, list(self.store.operator_outcomes()))
         plan = plan_chains(features, bounds, family=family or None, dims=self.dims, k=k,
-                           seed=seed, memory=self.store, operators=self.operators,
-                           effects=self.effects, stats=self.stats)
+                           seed=seed, outcomes=self._outcomes[1], operators=self.operators,
+                           effects=self.effects, stats=self.stats, memo=memo)
         return [list(c.operators) for c in plan.chains if c.operators]
 
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from structcover.tools.coverage.bins import Dimension
-from structcover.tools.curation.effects import Basis, EffectModel, axis_levels
+from structcover.tools.curation.effects import Basis, Effect, EffectModel, axis_levels
 from structcover.tools.curation.effects_table import EffectsTable, load_effects
 from structcover.tools.curation.targets import AxisMiss, axis_misses
 from structcover.tools.mutations.base import OperatorInfo, registry
@@ -92,7 +92,8 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
                 operators: Mapping[str, OperatorInfo] | None = None,
                 dims: Mapping[str, Dimension] | None = None, max_length: int = 3,
                 k: int = 10, seed: int = 0, memory: MemoryStore | None = None,
-                effects: EffectsTable | None = None) -> Plan:
+                effects: EffectsTable | None = None,
+                memo: dict[tuple[str, ...], Effect] | None = None) -> Plan:
     """Rank operator chains that move a program toward ``target``.
 
     Args:
@@ -109,6 +110,9 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
         memory: A memory store whose recorded operator outcomes are added to ``outcomes``.
         effects: Corpus-measured operator transitions; the shipped table when None (pass
             an empty ``EffectsTable()`` to plan from declared moves and memory only).
+        memo: Predicted effects by operator chain from this program, filled and reused: a
+            caller planning one program toward several bins (same axes, family, operators,
+            tables and outcomes) passes the same dict and predicts each chain once.
 
     Raises:
         ValueError: ``max_length`` outside 1-3, ``k`` < 1, or an empty target.
@@ -145,7 +149,12 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
     def extend(chain: list[PlannedStep], levels: dict[str, str], vals: dict[str, Any],
                seen: list[dict[str, str]], prob: float) -> None:
         for op in ops:
-            eff = model.predict(op, levels, vals)
+            path = (*(s.operator for s in chain), op)
+            eff = memo.get(path) if memo is not None else None
+            if eff is None:
+                eff = model.predict(op, levels, vals)
+                if memo is not None:
+                    memo[path] = eff
             if eff.levels == levels or eff.levels in seen:
                 continue  # a step that changes nothing, or undoes an earlier one
             moved_axes.update(a for a in axes if eff.levels.get(a) != levels.get(a))

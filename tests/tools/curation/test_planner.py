@@ -201,3 +201,17 @@ def test_an_operator_that_never_applied_to_the_family_sinks(gemm: dict) -> None:
                         measured_scope=(table.operators, table.families))
     assert model.applies("tile_smem") is False and model.applies("stage_smem_block") is True
     assert model.success_rate("tile_smem") < model.success_rate("stage_smem_block")
+
+
+def test_a_shared_memo_predicts_each_chain_once_and_plans_the_same(gemm: dict) -> None:
+    targets = [{"pattern.reuse": "smem_tiling", "pattern.sync": "block"},
+               {"pattern.reuse": "none", "pattern.sync": "warp"},
+               {"pattern.reuse": "smem_tiling", "pattern.sync": "none"}]
+    memo: dict = {}
+    for target in targets:
+        assert plan_chains(gemm, target, family="gemm", memo=memo) == \
+            plan_chains(gemm, target, family="gemm")
+    filled = len(memo)
+    assert filled > 0
+    plan_chains(gemm, targets[0], family="gemm", memo=memo)
+    assert len(memo) == filled  # nothing predicted again
