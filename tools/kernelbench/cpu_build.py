@@ -43,7 +43,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from structcover.tools.kernelbench.cpu_scan import UnsupportedConstruct, scan_ldflags, scan_sources
+from structcover.tools.kernelbench.cpu_scan import (
+    UnsupportedConstruct,
+    defined_macros,
+    scan_ldflags,
+    scan_sources,
+)
 from structcover.tools.verify import buildcache
 from structcover.tools.verify.emulator import (
     RUNTIME_DIR,
@@ -284,7 +289,11 @@ def translation_unit(ext: Any) -> tuple[str, list[str]]:
     if _as_list(getattr(ext, "extra_include_paths", None)):
         ignored.append("extra_include_paths (the jail shows the compiler no other folder)")
     head = [f"#define TORCH_EXTENSION_NAME {name}", *defines, '#include "sc_kb_device.hpp"']
-    module = ['#line 1 "module.cpp"', '#include "sc_kb_module.hpp"']
+    # The user's macros end with the user's text: none may rewrite the module code below (a
+    # `#define check()` would silently drop the fault check).
+    undefs = [f"#undef {n}" for n in defined_macros(cpp + cuda) + [d.split()[1] for d in defines]
+              if n != "TORCH_EXTENSION_NAME"]
+    module = [*dict.fromkeys(undefs), '#line 1 "module.cpp"', '#include "sc_kb_module.hpp"']
     if functions or "PYBIND11_MODULE" not in cpp_text:
         module.append(f"PYBIND11_MODULE({name}, m) {{ ::sc_kb::define_controls(m);")
         for fn, doc in functions.items():

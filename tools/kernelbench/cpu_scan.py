@@ -15,7 +15,8 @@ import re
 
 from structcover.tools.verify.rewriter import UNSUPPORTED_NAMES
 
-__all__ = ["UnsupportedConstruct", "SHIMMED_HEADERS", "scan_sources", "scan_ldflags"]
+__all__ = ["UnsupportedConstruct", "SHIMMED_HEADERS", "defined_macros", "scan_sources",
+           "scan_ldflags"]
 
 
 class UnsupportedConstruct(Exception):
@@ -96,6 +97,8 @@ def _header_reason(header: str) -> str | None:
     header = header.strip()
     if header in SHIMMED_HEADERS:
         return None
+    if re.match(r"(?:.*/)?sc[_/]", header):
+        return f"the emulator's internal header <{header}>"
     if _LIBRARY_HEADER.match(header):
         return f"header <{header}>"
     if _TORCH_CUDA_HEADER.match(header):
@@ -119,6 +122,15 @@ def scan_sources(texts: list[str]) -> list[str]:
             if ident in UNSUPPORTED_NAMES:
                 found.append(UNSUPPORTED_NAMES[ident])
     return list(dict.fromkeys(found))
+
+
+_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+
+
+def defined_macros(texts: list[str]) -> list[str]:
+    """Names the user's text ``#define``s (a directive cannot come out of a macro expansion, so
+    this finds every one), for the build to ``#undef`` before its own module code."""
+    return list(dict.fromkeys(n for text in texts for n in _MACRO.findall(code_only(text))))
 
 
 def scan_ldflags(flags: list[str]) -> list[str]:

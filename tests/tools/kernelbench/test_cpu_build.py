@@ -253,6 +253,19 @@ def test_constructs_named_only_in_comments_or_strings_are_not_refused() -> None:
     assert "PYBIND11_MODULE(kb_ok, m)" in text and "::sc_kb::guard(torch::wrap_pybind_function(f))" in text
 
 
+def test_user_macros_end_before_the_generated_module_code() -> None:
+    src = "#define check() 0\n#define ONE 1\nint f() { return ONE; }"
+    text, _ = translation_unit(InlineExtension(name="kb_m", cuda_sources=[src], functions=["f"],
+                                               extra_cflags=["-DTWO=2"]))
+    module = text[text.index('#line 1 "module.cpp"') - 60:]
+    assert "#undef check" in text and "#undef ONE" in text and "#undef TWO" in text
+    assert text.index("#undef check") < text.index('#include "sc_kb_module.hpp"')
+    assert "sc_kb_module.hpp" in module
+    with pytest.raises(UnsupportedConstruct, match="internal header"):
+        translation_unit(InlineExtension(name="kb_m", cuda_sources=['#include "sc_kb_module.hpp"'],
+                                         functions=[]))
+
+
 @pytest.mark.parametrize("field", ["name", "functions"])
 def test_names_that_are_not_identifiers_are_refused(field: str) -> None:
     kw = {"name": "ok_name", "functions": ["f"]}
