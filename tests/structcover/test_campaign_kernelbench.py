@@ -150,3 +150,45 @@ def test_campaign_on_kernelbench_rollouts_adds_verified_mutants(tmp_path: Path) 
     broken = replace_source(program, src, src.text.replace("b[i]", "(b[i] + 1.0f)"))
     verdict = verify_kernelbench(broken, resolve_problem(first["task"], problems), backend="cpu")
     assert verdict.equivalent is False, verdict
+
+
+def test_campaign_problems_option_reaches_the_run(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    import structcover.campaign as campaign
+    from structcover.cli import app
+
+    seen: dict[str, object] = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_run(data, state, options, **kw):  # type: ignore[no-untyped-def]
+        seen["problems"] = options.problems
+        raise Stop
+
+    monkeypatch.setattr(campaign, "run_campaign", fake_run)
+    res = CliRunner().invoke(app, ["campaign", str(tmp_path / "d.parquet"), "--state",
+                                   str(tmp_path / "s"), "--problems", str(tmp_path), "--json"])
+    assert "Stop" in res.output  # the CLI reached the run, which stopped here
+    assert seen["problems"] == tmp_path
+
+
+def test_kernelbench_tasks_get_specs_from_the_problems_folder(tmp_path: Path) -> None:
+    from structcover.campaign_setup import _kernelbench_specs
+
+    (tmp_path / "1_mul.py").write_text(PROBLEM_MUL)
+
+    class Port:
+        specs: dict[str, object] = {"saxpy": object()}  # a corpus task keeps its spec
+
+    port = Port()
+    rows = pd.DataFrame({"task_id": ["saxpy", "1_mul", "1", "9_nothing"]})
+    notes = _kernelbench_specs(port, rows, tmp_path)
+    assert sorted(port.specs) == ["1", "1_mul", "saxpy"]
+    spec = port.specs["1_mul"]
+    assert spec.kind == "kernelbench" and spec.sizes == {"size": 4099}  # type: ignore[attr-defined]
+    assert len(notes) == 1 and "9_nothing" in notes[0]
+    # Without --problems, unknown ids are no KernelBench tasks and leave no notes.
+    assert _kernelbench_specs(Port(), pd.DataFrame({"task_id": ["9_nothing"]}), None) == []
