@@ -64,6 +64,9 @@ def test_demo_simulates_discovers_diagnoses_and_writes_outputs(tmp_path: Path) -
     # order the campaign's steps added them).
     by_id = {x["program_id"]: x for x in lines}
     assert len(lines) == len(by_id)
+    # offline, every new program is a mutant (LLM-written ones are counted apart as llm)
+    assert c["added_by_origin"] == {"mutant": len(c["added"])}
+    assert {x["origin"] for x in lines} == {"mutant"}
     assert sorted(by_id) == sorted(a["program_id"] for a in c["added"])
     for a in c["added"]:
         line = by_id[a["program_id"]]
