@@ -22,7 +22,7 @@ def record_result(tools: Toolbox, result: TargetResult, round: int, *,
     family = tools.family_of.get(task, task)
     for a in result["attempts"]:
         tools.memory.record_attempt(task, bin_, dict(a), round)
-        _operators(tools, a, family, task, round, ok=False)
+        _operators(tools, dict(a), family, task, round, ok=False)
     if result["outcome"] == "skipped":
         tools.memory.record_attempt(task, bin_, {"program_id": "", "parent_id": "",
                                                  "operators": [], "stage": "no-candidate",
