@@ -27,6 +27,9 @@ class _Planner:
 
 
 class _Mutate:
+    def __init__(self, **kwargs: object) -> None:  # the campaign passes its executor
+        pass
+
     def apply(self, source, chain, *, seed):  # type: ignore[no-untyped-def]
         return [MutantSource(source + "\n// " + " ".join(chain) + "\n", list(chain))]
 
