@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from structcover.tools.compiler.toolchain import find_nvcc
@@ -18,11 +20,23 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory: pytest.TempPathFactory,
+def _isolated_cache(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """Point the tool's caches at a per-session temp dir, never the user's home."""
-    cache = tmp_path_factory.getbasetemp() / "cache"
+    """Point the tool's caches at a per-session temp dir, never the user's home.
+
+    KernelBench tests share one emulator cache across the session's xdist workers: its
+    precompiled torch header (about 0.8 GB, about 50 CPU-s) and runtime library are built once
+    instead of once per worker. The entries are content-addressed, sealed and built under a
+    per-entry lock, exactly as concurrent users of one cache on a machine share them.
+    """
+    base = tmp_path_factory.getbasetemp()
+    cache = base / "cache"
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
     monkeypatch.setenv("STRUCTCOVER_COMPILER__CACHE_DIR", str(cache / "compile"))
     monkeypatch.setenv("STRUCTCOVER_FEATURES__CACHE_DIR", str(cache / "features"))
-    monkeypatch.setenv("STRUCTCOVER_VERIFY__CACHE_DIR", str(cache / "emulator"))
+    emulator = cache / "emulator"
+    if request.node.get_closest_marker("kernelbench") is not None:
+        # Under xdist the base temp is the worker's folder inside the session's folder.
+        session = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+        emulator = session / "kernelbench-emulator-cache"
+    monkeypatch.setenv("STRUCTCOVER_VERIFY__CACHE_DIR", str(emulator))
