@@ -111,6 +111,16 @@ def _run_in_child(func, args: tuple, timeout_s: float) -> RawCompile:  # noqa: A
         recv.close()
 
 
+def _sandbox_refusal() -> str:
+    """Why untrusted source may not be compiled here ("" when it may): no jail and no opt-in."""
+    from structcover.tools.verify.jail import UNSANDBOXED_HINT, jail_status, unsandboxed_allowed
+
+    usable, why = jail_status()
+    if usable or unsandboxed_allowed():
+        return ""
+    return f"untrusted code refused: {why}; {UNSANDBOXED_HINT}"
+
+
 def _resolve_via(via: str) -> str | None:
     nvcc_ok = toolchain.find_nvcc() is not None
     if via == "nvrtc":
@@ -266,6 +276,12 @@ def compile_program(source: str, arch: str | None = None,
                                  f"no compiler for via={via}: nvcc not found (PATH, CUDA_HOME, "
                                  "nvidia-cuda-nvcc wheel) and/or NVRTC not importable "
                                  "(pip install 'structcover[cuda]')"))])
+    refused = _sandbox_refusal()
+    if refused:
+        # An environment problem, not a property of the program: never cached, so the same
+        # source compiles once the user installs bubblewrap (or opts in to no sandbox).
+        return CompileResult(ok=False, via=chosen, arch=arch, seconds=time.perf_counter() - start,
+                             errors=[CompileError(origin="internal", message=refused)])
     cache = CompileCache(cache_dir or settings.cache_dir)
     candidates = [chosen] + (["nvcc"] if via == "auto" and chosen == "nvrtc"
                              and toolchain.find_nvcc() is not None else [])

@@ -195,3 +195,22 @@ def test_bad_arguments_are_rejected() -> None:
         compile_program("__global__ void k() {}", arch="sm90")
     with pytest.raises(ValueError, match="via"):
         compile_program("__global__ void k() {}", via="clang")  # type: ignore[arg-type]
+
+
+@needs_nvrtc
+def test_a_compile_refused_for_want_of_a_sandbox_is_not_cached(tmp_path, monkeypatch):
+    """A missing bubblewrap is the machine's state, not the program's: once the jail works,
+    the same source compiles instead of replaying the refusal from the cache."""
+    from structcover.tools.verify import jail
+
+    jail.jail_status.cache_clear()
+    with monkeypatch.context() as m:
+        m.setattr(jail, "bwrap_path", lambda: None)
+        m.setattr(jail, "_ALLOW_UNSANDBOXED", False)
+        refused = compile_program(SMEM_KERNEL, arch="sm_80", via="nvrtc", cache_dir=tmp_path)
+    assert not refused.ok and "untrusted code refused" in refused.errors[0].message
+    jail.jail_status.cache_clear()
+    if not jail.jail_status()[0]:
+        pytest.skip("no working bubblewrap here to show the second compile")
+    again = compile_program(SMEM_KERNEL, arch="sm_80", via="nvrtc", cache_dir=tmp_path)
+    assert again.ok and not again.cached
