@@ -22,6 +22,7 @@ def full(spec: str) -> str:
 
 def build(root: Path) -> Path:
     """The state folder under ``root`` (returned)."""
+    from structcover.config import ArchiveSettings
     from structcover.tools.coverage.diagnosis_state import run_diagnosis
     from structcover.tools.data.corpus import load_corpus
     from structcover.tools.simulation.simulate import SimulationSettings, simulate
@@ -37,7 +38,9 @@ def build(root: Path) -> Path:
     table = simulate(SimulationSettings(rounds=1, rollouts_per_task=16, mutate_p=0.0, seed=2),
                      families=fams)
     state = root / "state"
-    run = run_diagnosis(table, state, round=0)
+    # Every pattern axis, so the evidence bins below name a level of each (the default archive
+    # keeps the two with the highest within-task MI).
+    run = run_diagnosis(table, state, round=0, settings=ArchiveSettings(max_pattern_axes=6))
     rows = run.table.reset_index(drop=True)
     idx = run.archive.index(rows)
     labels = run.archive.labels()
