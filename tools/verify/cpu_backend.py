@@ -128,17 +128,20 @@ class CpuEmulatorBackend:
         # Tensors live in the runtime's device memory (guard pages, closed to host code, a
         # host pointer as a kernel argument is a crash); see runtime/sc_devmem.cpp.
         with _RUN_LOCK:
-            lib.configure(schedule, self.workers, remaining)
-            ptrs = {name: lib.device_buffer(arr) for name, arr in arrays.items()}
-            args = [ctypes.c_void_p(ptrs[a.name]) if isinstance(a, TensorArg) else scalars[a.name]
-                    for a in spec.args]
-            rc = launcher(*args, None)
-            status, detail = lib.status()
-            if schedule == self.schedules[0]:
-                self.last_kernel_seconds = lib.kernel_seconds()
-            results = {name: np.empty_like(arr) for name, arr in arrays.items()}
-            for name, out in results.items():
-                lib.read_device(ptrs[name], out)
+            try:
+                lib.configure(schedule, self.workers, remaining)
+                ptrs = {name: lib.device_buffer(arr) for name, arr in arrays.items()}
+                args = [ctypes.c_void_p(ptrs[a.name]) if isinstance(a, TensorArg)
+                        else scalars[a.name] for a in spec.args]
+                rc = launcher(*args, None)
+                status, detail = lib.status()
+                if schedule == self.schedules[0]:
+                    self.last_kernel_seconds = lib.kernel_seconds()
+                results = {name: np.empty_like(arr) for name, arr in arrays.items()}
+                for name, out in results.items():
+                    lib.read_device(ptrs[name], out)
+            finally:
+                lib.release_handlers()
         for k, name in enumerate(arrays):  # the runtime numbers allocations; ours come first
             detail = detail.replace(f"device allocation #{k} ", f"buffer `{name}` ")
         where = f" (schedule {schedule})"

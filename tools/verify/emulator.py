@@ -37,8 +37,11 @@ RUNTIME_DIR = Path(__file__).parent / "runtime"
 CXXFLAGS = ["-std=c++17", "-O2", "-fPIC", "-ffp-contract=off", "-fno-strict-aliasing",
             "-fno-math-errno", "-fno-finite-loops", "-fstack-clash-protection", "-pthread"]
 
-#: Link flags for program libraries: a missing symbol is a build error, not a failed dlopen.
-LINK_FLAGS = ["-shared", "-Wl,--no-undefined"]
+#: Link flags for program libraries: a missing symbol is a build error, not a failed dlopen;
+#: and the library binds its CUDA API calls to its own runtime (-Bsymbolic). Without that, a
+#: process that has loaded the real libcudart (torch does) resolves the program's cudaMalloc or
+#: cudaGetLastError to it, and every launch fails with cudaErrorInsufficientDriver (35).
+LINK_FLAGS = ["-shared", "-Wl,--no-undefined", "-Wl,-Bsymbolic"]
 
 #: Status codes of sc_status() in runtime/sc_emu.cpp.
 STATUS_NAMES = {0: "ok", 1: "deadlock", 2: "crash", 3: "timeout", 4: "unsupported", 5: "race"}
@@ -263,6 +266,7 @@ class EmulatorLibrary:
                 lib.sc_kernel_seconds.restype = ctypes.c_double
                 lib.sc_kernel_cpu_seconds.restype = ctypes.c_double
                 lib.sc_launch_count.restype = ctypes.c_long
+                lib.sc_release_handlers.restype = None
                 lib.sc_device_alloc.argtypes = [ctypes.c_size_t]
                 lib.sc_device_alloc.restype = ctypes.c_void_p
                 lib.sc_device_copy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
@@ -285,6 +289,11 @@ class EmulatorLibrary:
             raise ValueError(f"schedule {schedule!r}: expected forward, reverse or random:SEED")
         self.lib.sc_reset()
         self.lib.sc_configure(workers, SCHEDULE_KINDS[kind], int(seed or 1), float(timeout_s))
+
+    def release_handlers(self) -> None:
+        """Put back the fault handlers this library installed (call after each run): two
+        program libraries in one process must never chain their handlers to each other."""
+        self.lib.sc_release_handlers()
 
     def status(self) -> tuple[str, str]:
         """(status name, detail) of the last run."""

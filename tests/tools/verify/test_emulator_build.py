@@ -124,3 +124,34 @@ def test_runtime_is_built_once_and_programs_reuse_its_precompiled_header(tmp_pat
     out = subprocess.run([compiler(), *CXXFLAGS, "-I", str(RUNTIME_DIR), "-include", str(stub), "-H",
                           "-fsyntax-only", str(prog)], capture_output=True, text=True, check=True)
     assert f"! {stub}.gch" in out.stderr
+
+
+_WITH_REAL_CUDART = r"""
+import ctypes, sys
+import numpy as np
+ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL)  # as torch does: the real CUDA runtime
+sys.path.insert(0, sys.argv[3])
+from test_emulator_build import SAXPY, SPEC
+from structcover.tools.verify.cpu_backend import run_program
+x = np.arange(3000, dtype=np.float32)
+r = run_program(SAXPY, SPEC, {"x": x, "y": x.copy()}, cache_dir=sys.argv[2])
+print(r.status, r.detail)
+"""
+
+
+def test_programs_keep_their_own_runtime_beside_the_real_libcudart(tmp_path_factory):
+    """A process that loaded NVIDIA's libcudart globally (importing torch does) must still run
+    emulated programs on the emulator's runtime: without -Bsymbolic their cudaGetLastError
+    bound to the real one and every launch failed with cudaErrorInsufficientDriver."""
+    import glob
+    import site
+
+    found = [p for d in site.getsitepackages()
+             for p in glob.glob(f"{d}/nvidia/*/lib/libcudart.so*")]
+    if not found:
+        pytest.skip("no libcudart wheel (nvidia-cuda-runtime) installed")
+    out = subprocess.run([sys.executable, "-c", _WITH_REAL_CUDART, found[0],
+                          str(session_cache(tmp_path_factory)), str(Path(__file__).parent)],
+                         capture_output=True, text=True, timeout=600, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.startswith("ok"), out.stdout + out.stderr[-2000:]

@@ -64,6 +64,8 @@ const char* sc_detail(void) { return sc::G().detail.c_str(); }
 double sc_kernel_seconds(void) { return sc::G().kernel_seconds; }
 double sc_kernel_cpu_seconds(void) { return sc::G().kernel_cpu_seconds; }
 long sc_launch_count(void) { return sc::G().launches; }
+// The host calls this after each run (see release_fault_handler).
+void sc_release_handlers(void) { sc::release_fault_handler(); }
 
 // ---------------------------------------------------------------- CUDA runtime shim
 cudaError_t cudaGetLastError(void) {

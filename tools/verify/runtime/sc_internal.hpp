@@ -153,6 +153,7 @@ bool ensure_stacks(Worker* w, size_t n);
 void unmap_stacks(Worker* w);
 unsigned long long xorshift(unsigned long long& s);
 void install_fault_handler();
+void release_fault_handler();
 // sc_devmem.cpp
 void fill_pattern(void* p, size_t n, uint32_t word);
 void* dev_alloc(size_t n, int kind);

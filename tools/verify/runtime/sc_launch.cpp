@@ -75,6 +75,20 @@ void install_fault_handler() {
   sigaction(SIGUSR2, &sa, &g_old_usr2);
 }
 
+// Puts back the handlers that were there before ours, when ours is the one installed. Two
+// program libraries in one process each carry this runtime; if each chained to the other
+// (A installed over B, then B over A), a fault neither owns would bounce between them forever
+// and a watchdog signal would reach the wrong library. The host releases after every run, so
+// at most one runtime's handler is ever installed and it chains to the process's own.
+void release_fault_handler() {
+  struct sigaction cur{};
+  sigaction(SIGSEGV, nullptr, &cur);
+  if (!((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_signal)) return;
+  sigaction(SIGSEGV, &g_old_segv, nullptr);
+  sigaction(SIGBUS, &g_old_bus, nullptr);
+  sigaction(SIGUSR2, &g_old_usr2, nullptr);
+}
+
 // Worker threads for a launch: the requested count (0 = one per core), at most one per block,
 // and no more than the address-space budget allows: each worker maps (threads + 1) stacks of
 // kStackSize, so 32 workers of 1024-thread blocks would need 4 GiB. The budget is half of
