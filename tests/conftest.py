@@ -9,6 +9,16 @@ import pytest
 from structcover.tools.compiler.toolchain import find_nvcc
 
 
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Name the nvcc the suite compiles with, so a CI log shows whether the toolkit or the
+    ``cuda`` extra's wheel served the nvcc-marked and mutation tests."""
+    nvcc = find_nvcc()
+    if nvcc is None:
+        return ["nvcc: none found (nvcc-marked tests skip)"]
+    kind = "wheel (nvidia-cuda-nvcc)" if "site-packages" in str(nvcc) else "toolkit"
+    return [f"nvcc: {nvcc} [{kind}]"]
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Skip ``@pytest.mark.nvcc`` tests only when the code itself would find no nvcc.
 
