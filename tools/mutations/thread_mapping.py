@@ -9,7 +9,12 @@ keeps the kernel's result exactly (the same body runs once per element, in eleme
 thread); none is meant to be fast. They exist so that the campaign can put verified programs
 in the access-pattern and synchronization bins a collapsed policy stopped writing.
 
-All four apply to kernels shaped ``T i = blockIdx.x * blockDim.x + threadIdx.x; if (i < N)
+The ``map_<mapping>_<sync>`` operators (:data:`MAP_OPERATORS`, texts from
+:mod:`structcover.tools.mutations._mapping`) take such a kernel in one step to each other
+(access mapping, synchronization) pair: with these four, every feasible pair of
+``pattern.global_access`` x ``pattern.sync``.
+
+All of them apply to kernels shaped ``T i = blockIdx.x * blockDim.x + threadIdx.x; if (i < N)
 {...}`` (or ``if (i >= N) return; ...``) whose guarded body has no barrier, warp collective,
 shared memory, ``return``, ``break`` or ``continue``, and does not assign ``i``
 (:func:`structcover.tools.mutations.parallel_strategy.per_element`).
@@ -19,32 +24,23 @@ from __future__ import annotations
 
 import re
 
-from structcover.tools.mutations._tree import (
-    Src,
-    assigned_names,
-    indent_block,
-    kernels,
-    parse,
-    pointer_params,
-    splice,
+from structcover.tools.mutations._mapping import (
+    _SIZES,
+    _SMEM_BUDGET,
+    CHUNK,
+    MAPPINGS,
+    MAX_BLOCK,
+    SYNCS,
+    THREAD_BUILTINS,
+    generate,
 )
+from structcover.tools.mutations._mapping import reads as _reads
+from structcover.tools.mutations._mapping import staged_inputs as _staged_inputs
+from structcover.tools.mutations._tree import Src, indent_block, kernels, parse, splice
 from structcover.tools.mutations.base import Builder, MutationResult, operator
 from structcover.tools.mutations.parallel_strategy import PerElement, _wrap_grid, per_element
 
-#: Elements per thread of the chunked mapping.
-CHUNK = 4
-#: Shared slots per staged input: the most threads a CUDA block can have, so every thread of
-#: any launch has its own slot.
-MAX_BLOCK = 1024
-#: Bytes of one element of the types a staged input may have.
-_SIZES = {"float": 4, "double": 8, "int": 4, "unsigned": 4, "unsigned int": 4, "__half": 2,
-          "half": 2, "__nv_bfloat16": 2, "float2": 8, "float4": 16, "int2": 8, "int4": 16,
-          "__half2": 4, "long": 8, "long long": 8, "char": 1, "unsigned char": 1,
-          "signed char": 1, "short": 2, "int8_t": 1, "uint8_t": 1, "int32_t": 4,
-          "uint32_t": 4, "int64_t": 8}
-#: Static shared memory the staged slots may take (48 KB is the static limit; keep headroom).
-_SMEM_BUDGET = 32 * 1024
-_THREAD_BUILTINS = re.compile(r"\b(?:threadIdx|blockIdx|blockDim|gridDim|warpSize)\b")
+_THREAD_BUILTINS = THREAD_BUILTINS
 
 
 def _shapes(src: Src) -> list[PerElement]:
@@ -122,29 +118,6 @@ def serialize(program: str) -> MutationResult:
     return b.done()
 
 
-def _reads(name: str, var: str) -> str:
-    """A regex for the element reads of input ``name`` at index ``var``: ``p[i]``,
-    ``__ldg(p + i)``, ``__ldg(&p[i])`` and ``*(p + i)``."""
-    n, v = re.escape(name), re.escape(var)
-    return (rf"(?<![&\w.]){n}\s*\[\s*{v}\s*\]|__ldg\(\s*{n}\s*\+\s*{v}\s*\)"
-            rf"|__ldg\(\s*&\s*{n}\s*\[\s*{v}\s*\]\s*\)|\*\s*\(\s*{n}\s*\+\s*{v}\s*\)")
-
-
-def _staged_inputs(src: Src, pe: PerElement) -> dict[str, str]:
-    """Read-only pointer inputs whose element ``i`` the body reads (:func:`_reads`): name ->
-    element type."""
-    written = assigned_names(src, pe.kernel)
-    out = {}
-    for name, ctype in pointer_params(src, pe.kernel).items():
-        ctype = " ".join(ctype.split())
-        if not re.fullmatch(r"\w+", name) or name in written or ctype not in _SIZES:
-            continue
-        if re.search(_reads(name, pe.var), pe.body):
-            out[name] = ctype
-    total = sum(_SIZES[t] * MAX_BLOCK for t in out.values())
-    return out if out and total <= _SMEM_BUDGET else {}
-
-
 def _stage(program: str, name: str, barrier: str, what: str) -> MutationResult:
     src = parse(program)
     b = Builder(name, program)
@@ -207,3 +180,107 @@ def stage_smem_warp(program: str) -> MutationResult:
     Applies where ``stage_smem_block`` does.
     """
     return _stage(program, "stage_smem_warp", "__syncwarp();", "warp barrier")
+
+
+# Moves name the access and synchronization features these operators exist for. The shared
+# slots also add shared accesses (pattern.reuse: smem_staging); the measured effects table
+# records that, and declaring it would make the planner chain them toward reuse targets.
+_MAPPING_DOC = {
+    "coalesced": ("Keep one element per thread (coalesced access)", {}),
+    "strided": ("Give each thread a contiguous chunk of 4 elements, thread t handling 4t .. "
+                "4t+3 (strided access; the launcher's grid shrinks by 4)",
+                {"mem.global_strided": "up", "mem.global_coalesced": "down"}),
+    "broadcast": ("Let the elements loop in order, 0 .. N-1, with no thread index in any "
+                  "address (broadcast access)",
+                  {"mem.global_broadcast": "up", "mem.global_coalesced": "down"}),
+    "indirect": ("Keep one element per thread but read its index back from the thread's "
+                 "shared-memory slot, s_idx_[threadIdx.x] (indirect access)",
+                 {"mem.global_indirect": "up", "mem.global_coalesced": "down"}),
+    "mixed": ("Process elements [0, N/2) one per thread (coalesced) and [N/2, N) in contiguous "
+              "chunks of 4 per thread (strided), in one kernel (mixed access)",
+              {"mem.global_strided": "up"}),
+}
+_SYNC_DOC = {
+    "none": ("with no synchronization", {}),
+    "block": ("with each element's inputs (or trailing output stores) passing through a "
+              "per-thread shared slot under __syncthreads(), reached by every thread of the "
+              "block", {"sync.block_barriers": "up"}),
+    "warp": ("with each element's inputs (or trailing output stores) passing through a "
+             "per-thread shared slot under __syncwarp(), reached by every lane of the warp",
+             {"sync.warp_syncs": "up"}),
+    "block_and_warp": ("with each element's inputs (or trailing output stores) passing through "
+                       "a per-thread shared slot under __syncwarp() and __syncthreads(), each "
+                       "reached by every thread it names",
+                       {"sync.block_barriers": "up", "sync.warp_syncs": "up"}),
+    "atomic_or_grid": ("with every output element stored by atomicExch(&y[i], v)",
+                       {"atomics.global": "up"}),
+}
+_APPLIES = {
+    "strided": "whose every launch has a 1-D integer grid",
+    "broadcast": "whose body and bound do not read the thread or block index",
+    "barrier": ("with a read-only input whose element i the body reads (as for "
+                "stage_smem_block) or, failing that, trailing output stores y[i] = v; whose "
+                "output the body names nowhere else"),
+    "atomic_or_grid": ("whose outputs are written only as y[i] = v; with y float, int or "
+                       "unsigned (not applicable to __half, double or other outputs: "
+                       "atomicExch has no overload for them)"),
+}
+#: The combinations the older operators already make (and the unchanged original).
+_EXISTING = {("coalesced", "none"): "", ("strided", "none"): "coarsen_chunked",
+             ("broadcast", "none"): "serialize", ("coalesced", "block"): "stage_smem_block",
+             ("coalesced", "warp"): "stage_smem_warp"}
+
+
+def _doc(mapping: str, sync: str) -> str:
+    what_map, map_moves = _MAPPING_DOC[mapping]
+    what_sync, sync_moves = _SYNC_DOC[sync]
+    moves = {**map_moves, **sync_moves}
+    conds = [_APPLIES[k] for k in (mapping, "barrier" if sync in ("block", "warp",
+                                                                    "block_and_warp")
+                                   and mapping != "indirect" else sync) if k in _APPLIES]
+    lines = [f"{what_map}, {what_sync}: lands a one-thread-per-element kernel in "
+             f"({mapping}, {sync}).", ""]
+    if sync in ("block", "warp", "block_and_warp") and mapping == "indirect":
+        lines += ["The barrier sits between writing and reading the index slot.", ""]
+    if mapping == "broadcast" and sync in ("block", "warp", "block_and_warp"):
+        lines += [("Every lane of warp 0" if sync == "warp" else "Every thread") + " of block "
+                  "0 runs the element loop and reaches each barrier; thread 0 does the loads "
+                  "and stores; the other " + ("warps and blocks" if sync == "warp" else
+                                              "blocks") + " return first.", ""]
+    lines += ["Moves:", *(f"    {k}: {d}" for k, d in moves.items()), "",
+              "Applies to one-thread-per-element kernels (module docstring)"
+              + (" " + " and ".join(conds) if conds else "") + "; not applicable otherwise, "
+              "with the reason."]
+    return "\n".join(lines)
+
+
+def _map_operator(mapping: str, sync: str) -> None:
+    name = f"map_{mapping}_{sync}"
+
+    def op(program: str) -> MutationResult:
+        src = parse(program)
+        b = Builder(name, program)
+        edits: list[tuple[int, int, str]] = []
+        why = ""
+        for pe in _shapes(src):
+            found, reason = generate(src, pe, mapping, sync)
+            if found is None:
+                why = why or reason
+                continue
+            edits += found
+        if not edits:
+            return b.done(why or "no one-thread-per-element kernel")
+        b.add(splice(src.text, edits), mapping=mapping, sync=sync)
+        return b.done()
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = _doc(mapping, sync)
+    globals()[name] = operator(name, family="thread_mapping")(op)
+
+
+#: The operators that move a one-thread-per-element kernel straight into one (access, sync)
+#: pair (the older four cover the rest), by pair.
+MAP_OPERATORS = {(m, s): f"map_{m}_{s}" for m in MAPPINGS for s in SYNCS
+                 if (m, s) not in _EXISTING}
+for _m, _s in MAP_OPERATORS:
+    _map_operator(_m, _s)
