@@ -162,20 +162,28 @@ def _bind_args(ro: list[Path], rw: list[Path]) -> list[str]:
 
 
 def _set_limits(limits: JailLimits) -> None:
-    """In the child before exec: rlimits (inherited through bwrap by everything it runs)."""
-    def cap(kind: int, value: int) -> None:
+    """In the child before exec: rlimits (inherited through bwrap by everything it runs).
+
+    The address-space limit comes last, with every value computed before it: the child is
+    still a copy of this process until exec, and a parent with a large address space (torch
+    and Ray loaded: many GiB of mappings) would fail its next Python allocation under a
+    smaller limit ("Exception occurred in preexec_fn").
+    """
+    def capped(kind: int, value: int) -> tuple[int, int, int]:
         _, hard = resource.getrlimit(kind)
         value = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        resource.setrlimit(kind, (value, value))
+        return kind, value, value
 
-    if limits.memory_mb:
-        cap(resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024)
     cpu = limits.cpu_s or int(2 * limits.timeout_s) + 5
-    cap(resource.RLIMIT_CPU, cpu)
-    cap(resource.RLIMIT_FSIZE, limits.file_size_mb * 1024 * 1024)
-    cap(resource.RLIMIT_NOFILE, limits.nofile)
-    cap(resource.RLIMIT_NPROC, limits.nproc)
-    cap(resource.RLIMIT_CORE, 0)
+    plan = [capped(resource.RLIMIT_CPU, cpu),
+            capped(resource.RLIMIT_FSIZE, limits.file_size_mb * 1024 * 1024),
+            capped(resource.RLIMIT_NOFILE, limits.nofile),
+            capped(resource.RLIMIT_NPROC, limits.nproc),
+            capped(resource.RLIMIT_CORE, 0)]
+    if limits.memory_mb:
+        plan.append(capped(resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024))
+    for kind, soft, hard in plan:
+        resource.setrlimit(kind, (soft, hard))
 
 
 def run_jailed(argv: list[str], *, ro: list[Path] = (), rw: list[Path] = (),  # type: ignore[assignment]

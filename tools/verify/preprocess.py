@@ -139,9 +139,11 @@ def _neutralize(source: str) -> tuple[str, list[str]]:
 
 
 def _limit() -> None:  # runs in the child before exec
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+    # The address-space limit last: until exec the child is a copy of this process, whose
+    # mappings may exceed it, and any Python allocation after it would then fail.
     resource.setrlimit(resource.RLIMIT_FSIZE, (OUTPUT_BYTES, OUTPUT_BYTES))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
 
 
 def _align(output: str, n_lines: int) -> str:

@@ -27,7 +27,13 @@ def test_without_a_toolkit_the_wheels_nvcc_is_found_and_compiles(tmp_path, monke
     monkeypatch.setenv("PATH", _path_without_nvcc())
     monkeypatch.delenv("CUDA_HOME", raising=False)
     monkeypatch.delenv("CUDA_PATH", raising=False)
-    nvcc = find_nvcc()
+    # find_nvcc caches its answer per process: ask afresh here, and leave no answer behind
+    # that names this test's PATH.
+    find_nvcc.cache_clear()
+    try:
+        nvcc = find_nvcc()
+    finally:
+        find_nvcc.cache_clear()
     if nvcc is None:
         pytest.skip("the cuda extra (nvidia-cuda-nvcc wheel) is not installed")
     assert "site-packages" in str(nvcc) or "dist-packages" in str(nvcc), nvcc

@@ -222,7 +222,9 @@ def test_a_campaign_is_identical_on_ray_and_local(cluster, tmp_path, monkeypatch
     assert tasks.count("apply_operator") >= 1, "operator applications ran as Ray tasks"
     assert ray.is_initialized(), "the campaign joined the test's cluster, not a new one"
     assert local.candidates >= 1, "the campaign should check at least one candidate"
-    assert (on_ray.candidates, on_ray.verified) == (local.candidates, local.verified)
+    assert (on_ray.candidates, on_ray.verified) == (local.candidates, local.verified), (
+        [a.bin for a in local.added], [a.bin for a in on_ray.added],
+        [g.reason for g in local.open_gaps if "failed" in g.reason][:4])
     # Every gap's outcome (attempts, failure stages, reasons) is the same too.
     assert [g.model_dump() for g in on_ray.open_gaps] == [g.model_dump() for g in local.open_gaps]
     assert [a.model_dump() for a in on_ray.added] == [a.model_dump() for a in local.added]
