@@ -55,6 +55,14 @@ def _nvcc() -> str | None:
         return shutil.which("nvcc")
 
 
+def _wheel_link_dirs(nvcc: str | Path) -> list[str]:
+    """``-L`` for the CUDA libraries beside a wheel's nvcc: the nvidia-cuda-* wheels keep
+    libcudart_static.a and libcudadevrt.a in ``<root>/lib``, while nvcc.profile only searches
+    ``<root>/targets/<arch>/lib64`` (a toolkit's layout), so linking failed without it."""
+    lib = Path(nvcc).resolve().parent.parent / "lib"
+    return [f"-L{lib}"] if (lib / "libcudart_static.a").is_file() else []
+
+
 def build_library(source: str, arch: str, cache_dir: Path, timeout_s: float = 120.0,
                   ) -> tuple[Path | None, str]:
     """Compile ``source`` into a shared library for ``arch`` (cached by content).
@@ -75,7 +83,7 @@ def build_library(source: str, arch: str, cache_dir: Path, timeout_s: float = 12
         src.write_text(source)
         out = Path(tmp) / "prog.so"
         cmd = [nvcc, "-shared", "-Xcompiler", "-fPIC", "-O3", f"-arch={arch}", "-o", str(out),
-               str(src)]
+               *_wheel_link_dirs(nvcc), str(src)]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
         except subprocess.TimeoutExpired:
