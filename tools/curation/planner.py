@@ -1,6 +1,7 @@
 """Plan operator chains (length 1-3) that move a program toward a target bin.
 
-The planner searches every chain of registered operators up to ``max_length``, predicting each
+The planner searches chains of registered operators up to ``max_length`` breadth first — every
+one-step chain, then the :data:`BEAM` most promising states of each length — predicting each
 step with :class:`~structcover.tools.curation.effects.EffectModel` (observed transitions from
 memory first, declared ``Moves:`` judged by the pattern rules otherwise). A chain is kept when
 every step changes the predicted levels, it never revisits a state, and it ends closer to the
@@ -32,6 +33,8 @@ from structcover.tools.store.models import OperatorOutcome
 if TYPE_CHECKING:  # importing the store pulls in Chroma; the planner only reads from it
     from structcover.tools.store.store import MemoryStore
 
+#: States kept per chain length in the search (every one-step chain is always predicted).
+BEAM = 24
 #: Ordered axes: a miss by two levels counts more than a miss by one.
 _ORDINAL = {"pattern.intensity": ("low", "medium", "high"),
             "pattern.vector_width": ("1", "2", "4", "8")}
@@ -145,36 +148,44 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
     rates = {op: model.success_rate(op) for op in ops}
     moved_axes: set[str] = set()
     found: list[tuple[tuple[Any, ...], PlannedChain]] = []
-
-    def extend(chain: list[PlannedStep], levels: dict[str, str], vals: dict[str, Any],
-               seen: list[dict[str, str]], prob: float) -> None:
-        for op in ops:
-            path = (*(s.operator for s in chain), op)
-            eff = memo.get(path) if memo is not None else None
-            if eff is None:
-                eff = model.predict(op, levels, vals)
-                if memo is not None:
-                    memo[path] = eff
-            if eff.levels == levels or eff.levels in seen:
-                continue  # a step that changes nothing, or undoes an earlier one
-            moved_axes.update(a for a in axes if eff.levels.get(a) != levels.get(a))
-            step = PlannedStep(operator=op, levels_after=eff.levels, basis=eff.basis,
-                               success_rate=round(rates[op], 6),
-                               confidence=round(eff.confidence, 6))
-            p = prob * rates[op] * eff.confidence
-            steps = [*chain, step]
-            d = distance(eff.levels, target)
-            if d < d0:
-                found.append((
-                    (d > 0, d, -round(p, 9), len(steps), [tie[s.operator] for s in steps]),
-                    PlannedChain(operators=[s.operator for s in steps], steps=steps,
-                                 predicted_levels=eff.levels, reaches_target=d == 0,
-                                 misses=axis_misses(target, eff.levels), distance=d,
-                                 probability=round(p, 9))))
-            if len(steps) < max_length and d > 0:
-                extend(steps, eff.levels, eff.values, [*seen, eff.levels], p)
-
-    extend([], start, dict(values), [start], 1.0)
+    # Breadth first, keeping the BEAM most promising states of each depth: with a few dozen
+    # operators every chain of three is ~10^5 predictions (each holding a copy of the feature
+    # values), which cost the demo tens of GB; one-step chains are always searched in full.
+    frontier: list[tuple[list[PlannedStep], dict[str, str], dict[str, Any],
+                         list[dict[str, str]], float]] = [([], start, dict(values), [start], 1.0)]
+    for depth in range(max_length):
+        grown: list[tuple[tuple[Any, ...], list[PlannedStep], dict[str, str], dict[str, Any],
+                          list[dict[str, str]], float]] = []
+        for chain, levels, vals, seen, prob in frontier:
+            for op in ops:
+                path = (*(s.operator for s in chain), op)
+                eff = memo.get(path) if memo is not None else None
+                if eff is None:
+                    eff = model.predict(op, levels, vals)
+                    if memo is not None:
+                        memo[path] = eff
+                if eff.levels == levels or eff.levels in seen:
+                    continue  # a step that changes nothing, or undoes an earlier one
+                moved_axes.update(a for a in axes if eff.levels.get(a) != levels.get(a))
+                step = PlannedStep(operator=op, levels_after=eff.levels, basis=eff.basis,
+                                   success_rate=round(rates[op], 6),
+                                   confidence=round(eff.confidence, 6))
+                p = prob * rates[op] * eff.confidence
+                steps = [*chain, step]
+                d = distance(eff.levels, target)
+                rank = (d > 0, d, -round(p, 9), len(steps), [tie[s.operator] for s in steps])
+                if d < d0:
+                    found.append((rank, PlannedChain(
+                        operators=[s.operator for s in steps], steps=steps,
+                        predicted_levels=eff.levels, reaches_target=d == 0,
+                        misses=axis_misses(target, eff.levels), distance=d,
+                        probability=round(p, 9))))
+                if depth + 1 < max_length and d > 0:
+                    grown.append((rank, steps, eff.levels, eff.values, [*seen, eff.levels], p))
+        grown.sort(key=lambda g: g[0])
+        frontier = [(steps, lv, vals, seen, p) for _, steps, lv, vals, seen, p in grown[:BEAM]]
+        if not frontier:
+            break
     found.sort(key=lambda kv: kv[0])
     plan.chains = [c for _, c in found[:k]]
     plan.unmovable = [a for a in axes if start.get(a) != target[a] and a not in moved_axes]
