@@ -31,11 +31,20 @@ class PlannerBinding:
     #: parent toward every bin of its task predicts each operator chain once.
     memos: dict[str, dict[tuple[str, ...], Any]] = field(default_factory=dict)
     _outcomes: tuple[int, list[Any]] = (-1, [])
+    #: The operator-outcome count the cached plans and memos were made for.
+    _cached_for: int = -1
 
     def plan(self, features: dict[str, Any], bounds: dict[str, str], *, seed: int, k: int,
              family: str = "") -> list[list[str]]:
         """Ranked operator chains toward ``bounds`` (memory's operator outcomes included)."""
         feats, seen = sorted(features.items()), self.store.count_operator_outcomes()
+        if seen != self._cached_for:
+            # Plans and memos are keyed by the outcome count: once memory records another
+            # outcome none of them is asked for again, so keeping them only grew the process
+            # (by GBs over a demo campaign).
+            self.cache.clear()
+            self.memos.clear()
+            self._cached_for = seen
         key = json.dumps([feats, sorted(bounds.items()), seed, k, family, seen], default=str)
         if key not in self.cache:
             memo = self.memos.setdefault(
