@@ -165,6 +165,10 @@ class SerialStore:
             self._pool.shutdown(wait=True)
 
 
+#: Parents reserved for programs the campaign did not write (see :meth:`StoreMemory.nearest`).
+ORIGINAL_PARENTS = 2
+
+
 @dataclass
 class StoreMemory:
     """The memory port over :class:`structcover.tools.store.MemoryStore`."""
@@ -185,11 +189,23 @@ class StoreMemory:
                                             verified=True)}
         ranked.sort(key=lambda p: (self.coverage.bin_distance(p.bin_label or "", target),
                                    near.get(p.program_id, 2.0), p.program_id))
+        chosen = ranked[:k]
+        # Keep a few programs the campaign did not write among the parents: the mutants it adds
+        # crowd the nearest places (a staged or chunked variant sits one axis from every
+        # neighbouring gap), while the operators that move an axis apply to the plain shapes
+        # the originals have and those mutants no longer do.
+        have = sum(p.origin != "mutant" for p in chosen)
+        extra = [p for p in ranked[k:] if p.origin != "mutant"][:max(0, ORIGINAL_PARENTS - have)]
+        if extra and k > ORIGINAL_PARENTS:
+            # Room made by the farthest mutants; the originals come last, after every nearer one.
+            farthest = [i for i in reversed(range(len(chosen)))
+                        if chosen[i].origin == "mutant"][:len(extra)]
+            chosen = [p for i, p in enumerate(chosen) if i not in farthest] + extra[:len(farthest)]
         return [Neighbour(p.program_id, p.source,
                           dict(p.features) | dict(p.levels)
                           | self.coverage.levels(p.bin_label or ""),
                           float(self.coverage.bin_distance(p.bin_label or "", target)))
-                for p in ranked[:k]]
+                for p in chosen]
 
     def gap(self, task: str, bin: str) -> GapMemory:
         """Status, failures and tried candidates of one gap."""
