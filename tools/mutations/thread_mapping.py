@@ -33,14 +33,12 @@ from structcover.tools.mutations._mapping import (
     SYNCS,
     THREAD_BUILTINS,
     generate,
+    reads,
+    staged_inputs,
 )
-from structcover.tools.mutations._mapping import reads as _reads
-from structcover.tools.mutations._mapping import staged_inputs as _staged_inputs
 from structcover.tools.mutations._tree import Src, indent_block, kernels, parse, splice
 from structcover.tools.mutations.base import Builder, MutationResult, operator
 from structcover.tools.mutations.parallel_strategy import PerElement, _wrap_grid, per_element
-
-_THREAD_BUILTINS = THREAD_BUILTINS
 
 
 def _shapes(src: Src) -> list[PerElement]:
@@ -104,7 +102,7 @@ def serialize(program: str) -> MutationResult:
     b = Builder("serialize", program)
     edits: list[tuple[int, int, str]] = []
     for pe in _shapes(src):
-        if _THREAD_BUILTINS.search(pe.body):
+        if THREAD_BUILTINS.search(pe.body):
             continue
         ind = pe.indent
         text = (f"if (blockIdx.x == 0 && threadIdx.x == 0) {{  // serial: one thread, every "
@@ -123,7 +121,7 @@ def _stage(program: str, name: str, barrier: str, what: str) -> MutationResult:
     b = Builder(name, program)
     edits: list[tuple[int, int, str]] = []
     for pe in _shapes(src):
-        inputs = _staged_inputs(src, pe)
+        inputs = staged_inputs(src, pe)
         if not inputs:
             continue
         ind, body = pe.indent, pe.body
@@ -132,7 +130,7 @@ def _stage(program: str, name: str, barrier: str, what: str) -> MutationResult:
             slot = f"s_{p}_"
             decls.append(f"__shared__ {ctype} {slot}[{MAX_BLOCK}];")
             loads.append(f"{slot}[threadIdx.x] = {p}[{pe.var}];")
-            body = re.sub(_reads(p, pe.var), f"{slot}[threadIdx.x]", body)
+            body = re.sub(reads(p, pe.var), f"{slot}[threadIdx.x]", body)
         text = (f"// staged: each thread's inputs pass through its shared slot ({what})\n"
                 + "".join(f"{ind}{d}\n" for d in decls)
                 + f"{ind}const {pe.ctype} {pe.var} = blockIdx.x * blockDim.x + threadIdx.x;\n"
@@ -275,7 +273,7 @@ def _map_operator(mapping: str, sync: str) -> None:
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = _doc(mapping, sync)
-    globals()[name] = operator(name, family="thread_mapping")(op)
+    operator(name, family="thread_mapping")(op)
 
 
 #: The operators that move a one-thread-per-element kernel straight into one (access, sync)
