@@ -125,6 +125,10 @@ class MutateTool(Protocol):
     def apply(self, source: str, chain: list[str], *, seed: int) -> list[MutantSource]:
         """Every distinct program the chain yields from ``source`` (may be empty)."""
 
+    def applies(self, source: str, chain: list[str], *, seed: int) -> bool:
+        """Whether :meth:`apply` would yield a program, decided cheaply (no compile): a
+        chain that does not apply to a parent is not worth an attempt."""
+
 
 class VerifyTool(Protocol):
     """Verify one candidate for one bin: compile, structure, anti-hacking, equivalence,

@@ -29,6 +29,18 @@ def record_result(tools: Toolbox, result: TargetResult, round: int, *,
                                                  "reason": result["note"], "landed_bin": ""},
                                     round)
     program = result["program"]
+    if program and program["bin"] != bin_:
+        # It filled another open bin of the task: a missed attempt here, a fill there.
+        tools.memory.record_attempt(task, bin_, {
+            "program_id": program["program_id"], "parent_id": program["parent_id"],
+            "operators": program["operators"], "stage": "structure",
+            "reason": f"landed in bin {program['bin']} instead (it filled that open bin)",
+            "landed_bin": program["bin"]}, round)
+        _close(tools, task, bin_, round, max_failures, failed=True)
+        record_result(tools, TargetResult(**{**result, "bin": program["bin"], "attempts": [],
+                                             "outcome": "filled"}), round,
+                      max_failures=max_failures)
+        return
     if program:
         tools.memory.record_attempt(task, bin_, {"program_id": program["program_id"],
                                                  "parent_id": program["parent_id"],
@@ -40,8 +52,15 @@ def record_result(tools: Toolbox, result: TargetResult, round: int, *,
         tools.memory.add_program(program, round)
         tools.memory.set_status(task, bin_, "filled", round)
         return
+    _close(tools, task, bin_, round, max_failures, failed=result["outcome"] == "failed")
+
+
+def _close(tools: Toolbox, task: str, bin_: str, round: int, max_failures: int, *,
+           failed: bool) -> None:
+    """Status of a gap left unfilled: infeasible by failed attempts past the limit, else
+    open."""
     failures = tools.memory.gap(task, bin_).failures
-    if len(failures) >= max_failures and result["outcome"] == "failed":
+    if len(failures) >= max_failures and failed:
         proof = (f"{len(failures)} targeted attempts failed: "
                  + "; ".join(f[:120] for f in failures[-max_failures:]))
         tools.memory.set_status(task, bin_, "infeasible", round, proof=proof)

@@ -65,9 +65,14 @@ class Synthesizer:
     """Proposes candidates for one target."""
 
     def __init__(self, policy: SynthesisPolicy | None = None, neighbours: int = 3,
-                 max_options: int = 8) -> None:
+                 max_options: int = 8, pool: int | None = None) -> None:
         self.policy = policy or OfflineSynthesisPolicy()
         self.neighbours = neighbours
+        #: Parents asked of memory per proposal (default 4x ``neighbours``). Options whose
+        #: chain does not apply to its parent are skipped at the price of a parse, so a wide
+        #: pool costs little and reaches the plain programs the operators apply to, which a
+        #: collapsed round's nearest (vectorized, staged) programs are not.
+        self.pool = pool if pool is not None else 4 * neighbours
         #: Most (parent, chain) options applied per proposal: each application compiles
         #: its variants, so this bounds the CPU one proposal may spend.
         self.max_options = max_options
@@ -78,8 +83,8 @@ class Synthesizer:
         A mutant equal to a program already in the data or corpus is not new: it is skipped
         (re-using a program is reweighting, which the campaign reports apart).
         """
-        parents = tools.memory.nearest(target["task"], dict(target["bounds"]),
-                                       k=self.neighbours)
+        parents = _distinct(tools.memory.nearest(target["task"], dict(target["bounds"]),
+                                                 k=max(self.pool, self.neighbours)))
         if not parents:
             return Proposal(None, "no verified program of this task to start from")
         # Memory holds what earlier steps and rounds tried: never propose those again.
@@ -88,10 +93,13 @@ class Synthesizer:
         if not options:
             return Proposal(None, "the planner knows no operator chain that moves the "
                                   f"nearest programs toward {target['bin']}")
-        copies = applied = 0
+        copies = applied = inapplicable = 0
         for parent, chain in options:
             key = _key(parent.program_id, chain)
             if key in tried:
+                continue
+            if not tools.mutate.applies(parent.source, chain, seed=target["seed"]):
+                inapplicable += 1
                 continue
             if applied >= self.max_options:
                 return Proposal(None, f"the first {self.max_options} untried (parent, chain) "
@@ -109,9 +117,17 @@ class Synthesizer:
                                           operators=list(mutant.operators), kind="mutant"))
             tried.add(key)  # this chain yields nothing new from this parent
         why = f"all {len(options)} planned (parent, chain) options tried"
+        if inapplicable:
+            why += f" ({inapplicable} do not apply to their parent)"
         if copies:
             why += f"; {copies} mutant(s) were copies of existing programs (reuse, not new)"
         return Proposal(None, why)
+
+
+def _distinct(parents: list[Neighbour]) -> list[Neighbour]:
+    """``parents`` without repeats of one program (memory may hold it once per rollout)."""
+    seen: set[str] = set()
+    return [p for p in parents if not (p.program_id in seen or seen.add(p.program_id))]
 
 
 def tried_keys(candidate: Candidate) -> list[str]:

@@ -2,7 +2,10 @@
 
 Stages: novelty (a copy of a program already in the data or corpus never fills a bin) ->
 the pipeline's compile -> structure check (did it land in the target bin?) -> anti-hacking
--> equivalence -> profile where a GPU is present. A failure comes back as a verdict naming
+-> equivalence -> profile where a GPU is present. A candidate that lands in another empty bin
+of the task that no other target of the step aims at (``TargetState.also``) is verified for
+that bin instead and fills it: the structure is what was asked of the campaign, just not of
+this target. A failure comes back as a verdict naming
 the stage and reason, which the graph hands to the Synthesizer for the next attempt.
 The policy seam decides whether a verdict is final or worth a retry.
 """
@@ -48,6 +51,14 @@ class Verifier:
                                   "re-using it is reweighting, not a new program",
                            features={}, gpu_seconds=0.0)
         verdict = tools.verify.verify(candidate["source"], target["task"], target["bin"])
+        landed = verdict["landed_bin"]
+        if not verdict["ok"] and verdict["stage"] == "structure" and \
+                landed in target.get("also", []):
+            # It missed its bin but landed in another empty one of the task: verify it for
+            # that bin (anti-hacking, equivalence) and let it fill that one instead.
+            verdict = tools.verify.verify(candidate["source"], target["task"], landed)
+            if verdict["ok"] and verdict["landed_bin"] == landed:
+                return verdict
         if verdict["ok"] and verdict["landed_bin"] != target["bin"]:
             # The pipeline must not accept a program outside the bin; guard anyway.
             verdict = Verdict(**{**verdict, "ok": False, "stage": "structure",

@@ -87,17 +87,25 @@ def choose_targets(state: CampaignState, runtime: Ctx) -> dict[str, Any]:
     if stop:
         return {"planned": [], "stopped": stop}
     left = lim.budget - state["candidates"]
-    planned: list[TargetState] = []
+    chosen: list[tuple[GapState, int]] = []
     for gap in gaps[:lim.targets_per_step]:
         allowance = min(lim.max_retries + 1, left)
         if allowance <= 0:
             break
         left -= allowance
-        planned.append(TargetState(task=gap["task"], bin=gap["bin"], bounds=gap["bounds"],
-                                   seed=_seed(lim.seed, gap), allowance=allowance, used=0,
-                                   tried=[], feedback=[], candidate=None, verdict=None,
-                                   no_candidate="", result=None))
-    keys = {(t["task"], t["bin"]) for t in planned}
+        chosen.append((gap, allowance))
+    keys = {(g["task"], g["bin"]) for g, _ in chosen}
+    # Bins a candidate may fill when it misses its own: open, and no branch of this step aims
+    # at them (two branches filling one bin would spend a program on a bin already covered).
+    others: dict[str, list[str]] = {}
+    for g in state["gaps"]:
+        if g["status"] == "open" and (g["task"], g["bin"]) not in keys:
+            others.setdefault(g["task"], []).append(g["bin"])
+    planned = [TargetState(task=gap["task"], bin=gap["bin"], bounds=gap["bounds"],
+                           seed=_seed(lim.seed, gap), allowance=allowance, used=0, tried=[],
+                           feedback=[], candidate=None, verdict=None, no_candidate="",
+                           result=None, also=others.get(gap["task"], []))
+               for gap, allowance in chosen]
     marked = [GapState(**{**g, "status": "targeted"}) if (g["task"], g["bin"]) in keys else g
               for g in state["gaps"]]
     return {"planned": planned, "gaps": marked}
@@ -144,8 +152,9 @@ def record(target: TargetState) -> dict[str, Any]:
     verdict, cand = target["verdict"], target["candidate"]
     program = None
     if verdict and verdict["ok"] and cand:
+        # The bin it verified for: the target's, or another open bin it landed in instead.
         program = {"program_id": cand["program_id"], "task": target["task"],
-                   "bin": target["bin"], "parent_id": cand["parent_id"],
+                   "bin": verdict["landed_bin"] or target["bin"], "parent_id": cand["parent_id"],
                    "operators": cand["operators"], "source": cand["source"],
                    "features": verdict["features"], "backend": verdict["backend"],
                    "checks": verdict["checks"], "kind": cand["kind"]}

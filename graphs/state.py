@@ -10,7 +10,7 @@ disk on resume.
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 from typing_extensions import TypedDict
 
@@ -106,6 +106,9 @@ class TargetState(TypedDict):
     verdict: Verdict | None
     no_candidate: str
     result: TargetResult | None
+    #: The task's other open bins no target of this step aims at: a verified candidate that
+    #: lands in one of them fills it instead (read with ``.get``: older checkpoints lack it).
+    also: NotRequired[list[str]]
 
 
 class CampaignState(TypedDict, total=False):

@@ -312,6 +312,8 @@ class RegistryMutate:
         default_factory=dict)
     #: A ``tools.executors`` executor (Ray) for the operator applications; None: here.
     executor: Any = None
+    #: (source hash, chain, seed) -> whether the chain applies, from a dry run.
+    dry: dict[tuple[str, tuple[str, ...], int], bool] = field(default_factory=dict)
 
     def apply(self, source: str, chain: list[str], *, seed: int) -> list[MutantSource]:
         """Every distinct final program of the chain (operators that do not apply end it)."""
@@ -320,7 +322,22 @@ class RegistryMutate:
             self.cache[key] = self._apply(source, chain, seed)
         return list(self.cache[key])
 
-    def _apply(self, source: str, chain: list[str], seed: int) -> list[MutantSource]:
+    def applies(self, source: str, chain: list[str], *, seed: int) -> bool:
+        """Whether the chain yields any program from ``source``, decided without compiling
+        (:func:`~structcover.tools.mutations.base.dry_run`; here, not on the executor: a
+        parse and a text edit per step cost less than shipping the task)."""
+        from structcover.tools.mutations.base import dry_run
+
+        key = (content_hash(source), tuple(chain), seed)
+        if key in self.cache:
+            return bool(self.cache[key])
+        if key not in self.dry:
+            with dry_run():
+                self.dry[key] = bool(self._apply(source, chain, seed, local=True))
+        return self.dry[key]
+
+    def _apply(self, source: str, chain: list[str], seed: int,
+               local: bool = False) -> list[MutantSource]:
         from structcover.tools.mutations.base import registry
 
         ops = registry()
@@ -330,7 +347,9 @@ class RegistryMutate:
             if name not in ops:
                 return []
             nxt: list[str] = []
-            for variants in self._variants(name, frontier):
+            steps = ([apply_operator(name, src) for src in frontier] if local
+                     else self._variants(name, frontier))
+            for variants in steps:
                 rng.shuffle(variants)
                 nxt += [v for v in variants[:self.fanout] if v not in nxt]
             if not nxt:

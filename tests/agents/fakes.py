@@ -143,6 +143,9 @@ class FakeMutate:
         task = re.search(r"task=(\w+)", source).group(1)  # type: ignore[union-attr]
         return [MutantSource(src(task, f["reuse"], f["sync"], tag), list(chain))]
 
+    def applies(self, source: str, chain: list[str], *, seed: int) -> bool:
+        return bool(self.apply(source, chain, seed=seed))
+
 
 @dataclass
 class FakeVerify:

@@ -79,7 +79,7 @@ def test_llm_program_is_verified_and_added() -> None:
 
 def test_retry_reads_the_verifiers_feedback() -> None:
     tools, memory, verify = world(("t1",))
-    wrong = "// task=t1 reuse=reg sync=block first-try"
+    wrong = "// task=t1 reuse=smem sync=block first-try"  # a bin t1 already covers
     right = "// task=t1 reuse=smem sync=none second-try"
     client, model = _client(_code(wrong), _code(right))
     ctx = CampaignContext(tools=tools, limits=Limits(budget=2, target_scov=1.0,
@@ -90,7 +90,25 @@ def test_retry_reads_the_verifiers_feedback() -> None:
     assert out["added"][0]["source"].startswith(right)
     retry = model.seen[1][1].content
     assert "first-try" in retry  # the previous program
-    assert "structure failed (landed in bin reuse=reg|sync=block)" in retry
+    assert "structure failed (landed in bin reuse=smem|sync=block)" in retry
+
+
+def test_a_candidate_landing_in_another_open_bin_fills_that_bin() -> None:
+    tools, memory, verify = world(("t1",))
+    elsewhere = "// task=t1 reuse=reg sync=block lands-elsewhere"  # an empty bin of t1
+    client, model = _client(_code(elsewhere))
+    ctx = CampaignContext(tools=tools, limits=Limits(budget=1, target_scov=1.0,
+                                                     targets_per_step=1),
+                          diagnoser=Diagnoser(policy=_Only("t1", "reuse=smem|sync=none")),
+                          synthesizer=LLMSynthesizer(client, specs=_specs()))
+    out = _run(ctx)
+    pid = content_hash(f"{elsewhere}\n__global__ void k() {{}}\n")
+    assert [(p["program_id"], p["bin"]) for p in out["added"]] == [(pid, "reuse=reg|sync=block")]
+    assert verify.calls == [pid, pid]  # checked for its target, then for the bin it reached
+    there, here = memory.gap("t1", "reuse=reg|sync=block"), memory.gap("t1", "reuse=smem|sync=none")
+    assert (there.status, there.filled_by) == ("filled", pid)
+    assert here.status == "open" and here.last_stage == "structure"
+    assert "filled that open bin" in here.last_reason
 
 
 class _Only:

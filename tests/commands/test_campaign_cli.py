@@ -33,6 +33,9 @@ class _Mutate:
     def apply(self, source, chain, *, seed):  # type: ignore[no-untyped-def]
         return [MutantSource(source + "\n// " + " ".join(chain) + "\n", list(chain))]
 
+    def applies(self, source, chain, *, seed):  # type: ignore[no-untyped-def]
+        return bool(self.apply(source, chain, seed=seed))
+
 
 class _Verify:
     def verify(self, source, task, bin):  # type: ignore[no-untyped-def]

@@ -88,6 +88,9 @@ class Mutate:
         task = re.search(r"task=(\w+)", source).group(1)  # type: ignore[union-attr]
         return [MutantSource(_src(task, TRUTH[chain[-1]], "+".join(chain)), list(chain))]
 
+    def applies(self, source: str, chain: list[str], *, seed: int) -> bool:
+        return bool(self.apply(source, chain, seed=seed))
+
 
 @dataclass
 class Verify:
@@ -116,12 +119,15 @@ def _effects() -> EffectsTable:
 
 
 def _world(tmp: Path) -> tuple[Toolbox, SerialStore, list[tuple[str, str, str]]]:
-    data = {t: [_src(t, "none")] for t in TASKS}
+    # Each task's data already covers reg (a program memory does not hold as a parent), so a
+    # candidate landing there fills nothing: it is the mistake the planner must learn from.
+    data = {t: [_src(t, "none"), _src(t, "reg", "seen")] for t in TASKS}
     coverage = Coverage(data)
     store = SerialStore(lambda: MemoryStore.open(tmp / "memory"))
     store.add_programs([ProgramRecord(task=t, source=s, features={"x": 1.0 + i}, verified=True,
                                       round=0, origin="input", bin_label="reuse=none")
-                        for i, (t, srcs) in enumerate(sorted(data.items())) for s in srcs])
+                        for i, (t, srcs) in enumerate(sorted(data.items())) for s in srcs
+                        if _level(s) == "none"])
     calls: list[tuple[str, str, str]] = []
     tools = Toolbox(coverage=coverage, memory=StoreMemory(store, coverage),  # type: ignore[arg-type]
                     planner=PlannerBinding(store, {}, operators=_operators(), effects=_effects()),

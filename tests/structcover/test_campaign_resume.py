@@ -49,6 +49,9 @@ class Mutate:
     def apply(self, source, chain, *, seed):
         return [MutantSource(source + "\n// " + " ".join(chain) + "\n", list(chain))]
 
+    def applies(self, source, chain, *, seed):
+        return bool(self.apply(source, chain, seed=seed))
+
 class Verify:
     def __init__(self, coverage):
         self.coverage = coverage

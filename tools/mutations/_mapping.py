@@ -18,14 +18,14 @@ The synchronization (:data:`SYNCS`) around each element:
 * ``none``;
 * ``block`` / ``warp`` / ``block_and_warp``: the element's read-only inputs (``p[i]``) pass
   through a per-thread shared slot — load, barrier, compute from the slot — or, for a kernel
-  without such inputs, its trailing output stores ``y[i] = v;`` do (compute into the slot,
+  without such inputs, its trailing output stores ``y[index] = v;`` do (compute into the slot,
   barrier, store from the slot); the indirect mapping puts the barrier between writing and
   reading the index slot instead. Barriers sit outside every bounds guard and their loops have
   uniform trip counts, so every thread of the block (``__syncthreads()``) or every lane of the
   warp (``__syncwarp()``) reaches each of them. The broadcast mapping runs its loop in every
   thread of block 0 (every lane of warp 0 of block 0 for ``warp``), thread 0 doing the loads
   and stores; other blocks (warps) return before any barrier;
-* ``atomic_or_grid``: every output element is stored with ``atomicExch(&y[i], v)`` (float,
+* ``atomic_or_grid``: every output element is stored with ``atomicExch(&y[index], v)`` (float,
   int and unsigned outputs: the types ``atomicExch`` has); reads ``__ldg(p + i)`` are written
   ``__ldg(&p[i])``, the same load in the form the feature extractor counts (it counts neither
   ``__ldg(p + i)`` nor the address an atomic takes).
@@ -106,13 +106,43 @@ def _statements(body: str) -> list[str]:
             if s.type != "comment"]
 
 
-def _store(stmt: str, names: dict[str, str], var: str) -> tuple[str, str] | None:
-    """``(name, value)`` when ``stmt`` is exactly ``name[var] = value;`` for one of
-    ``names``."""
-    m = re.fullmatch(rf"(\w+)\s*\[\s*{re.escape(var)}\s*\]\s*=(?!=)\s*(.+?)\s*;", stmt, re.S)
-    if m and m.group(1) in names and not _top_level_comma(m.group(2)):
-        return m.group(1), m.group(2)
+def _store(stmt: str, names: dict[str, str]) -> tuple[str, str, str] | None:
+    """``(name, index, value)`` when ``stmt`` is exactly ``name[index] = value;`` for one of
+    ``names``, with an index free of side effects (:func:`pure_index`)."""
+    m = re.fullmatch(r"(\w+)\s*\[([^\[\];]*)\]\s*=(?!=)\s*(.+?)\s*;", stmt, re.S)
+    if m and m.group(1) in names and pure_index(m.group(2)) and \
+            not _top_level_comma(m.group(3)):
+        return m.group(1), m.group(2).strip(), m.group(3)
     return None
+
+
+def pure_index(expr: str) -> bool:
+    """An index expression that reads no memory and changes nothing: names, literals and
+    arithmetic (no call, assignment, increment or subscript), so it may be evaluated again."""
+    return bool(expr.strip()) and not re.search(
+        r"\w\s*\(|\+\+|--|\[|<<=|>>=|(?<![=!<>])=(?!=)", expr)
+
+
+def _prelude(stmts: list[str], pe: PerElement, needed: set[str],
+             params: set[str]) -> list[str] | None:
+    """The body's leading ``const T n = expr;`` declarations that ``needed`` names depend on,
+    in order, when each such ``expr`` reads only the element index, parameters and earlier
+    ones (so it may run again after the barrier); None when a needed name is not such."""
+    pure: dict[str, tuple[str, set[str]]] = {}
+    for stmt in stmts:
+        m = re.fullmatch(r"const\s+[\w\s]+?\s+(\w+)\s*=\s*([^;]+);", stmt)
+        if m is None or not pure_index(m.group(2)):
+            break
+        pure[m.group(1)] = (stmt, set(re.findall(r"\b[A-Za-z_]\w*\b", m.group(2))))
+    known = {pe.var} | params
+    out: list[str] = []
+    todo = set(needed) - known
+    for name, (stmt, uses) in reversed(list(pure.items())):
+        if name in todo:
+            todo |= uses - known
+            todo.discard(name)
+            out.insert(0, stmt)
+    return None if todo else out
 
 
 def _top_level_comma(expr: str) -> bool:
@@ -125,40 +155,68 @@ def _top_level_comma(expr: str) -> bool:
     return False
 
 
-def staged_outputs(src: Src, pe: PerElement) -> list[tuple[str, str, str]] | None:
-    """The trailing statements ``y[i] = v;`` of the body whose pointer ``y`` the body names
-    nowhere else: ``(name, element type, value)`` each, in order (None when there are none or
-    their slots pass the shared budget). Storing them after a barrier reorders nothing: they
-    are the body's last statements."""
+class Outputs:
+    """The trailing output stores a staging moves after the barrier."""
+
+    def __init__(self, stores: list[tuple[str, str, str, str]], head: list[str],
+                 prelude: list[str]) -> None:
+        #: ``(name, element type, index, value)`` per store, in order.
+        self.stores = stores
+        #: The body's statements before them.
+        self.head = head
+        #: Declarations the stores' indices need, run again after the barrier.
+        self.prelude = prelude
+
+
+def staged_outputs(src: Src, pe: PerElement) -> Outputs | None:
+    """The trailing statements ``y[index] = v;`` of the body whose pointer ``y`` the body
+    names nowhere else (None when there are none or their slots pass the shared budget).
+    Storing them after a barrier reorders nothing: they are the body's last statements. An
+    index other than the element's own may use only parameters and the body's leading pure
+    ``const`` declarations (``const int r = i / C;``), which are declared again after it."""
     ptrs = {n: " ".join(t.split()) for n, t in pointer_params(src, pe.kernel).items()}
     stmts = _statements(pe.body)
-    out: list[tuple[str, str, str]] = []
+    out: list[tuple[str, str, str, str]] = []
     for stmt in reversed(stmts):
-        st = _store(stmt, ptrs, pe.var)
+        st = _store(stmt, ptrs)
         if st is None or ptrs[st[0]] not in _SIZES or any(st[0] == o[0] for o in out):
             break
-        out.insert(0, (st[0], ptrs[st[0]], st[1]))
+        out.insert(0, (st[0], ptrs[st[0]], st[1], st[2]))
     if not out:
         return None
     head = stmts[:len(stmts) - len(out)]
     names = {o[0] for o in out}
     if any(re.search(rf"(?<![\w.]){re.escape(n)}\b", s) for s in head for n in names) or \
-            any(re.search(rf"(?<![\w.]){re.escape(n)}\b", o[2]) for o in out for n in names):
+            any(re.search(rf"(?<![\w.]){re.escape(n)}\b", o[2] + " " + o[3])
+                for o in out for n in names):
         return None
     if sum(_SIZES[o[1]] * MAX_BLOCK for o in out) > _SMEM_BUDGET:
         return None
-    return out
+    written = assigned_names(src, pe.kernel)
+    params = {n for n in _param_names(src, pe) if n not in written}
+    used = {w for o in out for w in re.findall(r"\b[A-Za-z_]\w*\b", o[2])}
+    prelude = _prelude(head, pe, used, params)
+    if prelude is None:
+        return None
+    return Outputs(out, head, prelude)
 
 
-def _plain_store(name: str, var: str) -> re.Pattern[str]:
-    """``name[var] =`` where a statement starts (after ``;``, a brace, an ``if (...)`` or
-    ``else``); group 1 is the whitespace before it."""
-    return re.compile(rf"(?:(?<=[;{{}})])|(?<=\belse)|^)(\s*){re.escape(name)}\s*\[\s*"
-                      rf"{re.escape(var)}\s*\]\s*=(?!=)", re.M)
+def _param_names(src: Src, pe: PerElement) -> list[str]:
+    from structcover.tools.mutations.flatten import params
+
+    return params(src, pe.kernel)
+
+
+def _plain_store(name: str) -> re.Pattern[str]:
+    """``name[index] =`` where a statement starts (after ``;``, a brace, an ``if (...)`` or
+    ``else``); group 1 is the whitespace before it, group 2 the index."""
+    return re.compile(rf"(?:(?<=[;{{}})])|(?<=\belse)|^)(\s*){re.escape(name)}\s*\[([^\[\];]*)"
+                      rf"\]\s*=(?!=)", re.M)
 
 
 def atomic_body(src: Src, pe: PerElement) -> tuple[str | None, str]:
-    """The body with every output store ``y[i] = v;`` written ``atomicExch(&y[i], (T)(v));``,
+    """The body with every output store ``y[index] = v;`` written
+    ``atomicExch(&y[index], (T)(v));``,
     or ``(None, why not)``. Every write of such an output must be one of those stores."""
     ptrs = {n: " ".join(t.split()) for n, t in pointer_params(src, pe.kernel).items()}
     body, stored = pe.body, []
@@ -169,27 +227,28 @@ def atomic_body(src: Src, pe: PerElement) -> tuple[str | None, str]:
                             rf"|(?:\+\+|--)\s*{n}\s*\[|atomic\w*\(\s*&\s*{n}\b", body)
         if not writes:
             continue
-        plain = list(_plain_store(name, pe.var).finditer(body))
+        plain = [m for m in _plain_store(name).finditer(body) if pure_index(m.group(2))]
         if len(plain) != len(writes):
-            return None, (f"output {name} is written otherwise than {name}[{pe.var}] = value; "
+            return None, (f"output {name} is written otherwise than {name}[index] = value; "
                           "(an atomic store would change what it holds)")
         if ctype not in ATOMIC_TYPES:
             return None, (f"output {name} is {ctype}: atomicExch has no such overload "
                           f"(it has {', '.join(ATOMIC_TYPES[:3])} and unsigned)")
         stored.append((name, ctype))
     if not stored:
-        return None, f"no output element stored as y[{pe.var}] = value;"
+        return None, "no output element stored as y[index] = value;"
     # The feature extractor sees __ldg(&p[i]) but not __ldg(p + i) (the same load): with the
     # stores now atomic (an address, not an access), such reads would leave no visible access.
     body = re.sub(r"__ldg\(\s*(\w+)\s*\+\s*(\w+)\s*\)", r"__ldg(&\1[\2])", body)
     for name, ctype in stored:
         pos, out = 0, []
-        for m in _plain_store(name, pe.var).finditer(body):
+        for m in _plain_store(name).finditer(body):
             end = _statement_end(body, m.end())
             if end is None or _top_level_comma(body[m.end():end]):
                 return None, f"a store to {name} is not a plain statement"
             out += [body[pos:m.start()], m.group(1),
-                    f"atomicExch(&{name}[{pe.var}], ({ctype})({body[m.end():end].strip()}))"]
+                    f"atomicExch(&{name}[{m.group(2).strip()}], "
+                    f"({ctype})({body[m.end():end].strip()}))"]
             pos = end
         body = "".join(out) + body[pos:]
     return body, ""
@@ -227,12 +286,11 @@ def _staging(src: Src, pe: PerElement) -> _Staging | None:
         return _Staging(decls, "\n".join(loads), body)
     outputs = staged_outputs(src, pe)
     if outputs:
-        stmts = _statements(pe.body)
-        head = "\n".join(stmts[:len(stmts) - len(outputs)])
-        decls = [f"__shared__ {t} s_{y}_[{MAX_BLOCK}];" for y, t, _ in outputs]
-        pre = "\n".join([*([head] if head else []),
-                         *(f"s_{y}_{_SLOT} = {v};" for y, _, v in outputs)])
-        post = "\n".join(f"{y}[{pe.var}] = s_{y}_{_SLOT};" for y, _, _ in outputs)
+        decls = [f"__shared__ {t} s_{y}_[{MAX_BLOCK}];" for y, t, _, _ in outputs.stores]
+        pre = "\n".join([*outputs.head,
+                         *(f"s_{y}_{_SLOT} = {v};" for y, _, _, v in outputs.stores)])
+        post = "\n".join([*outputs.prelude,
+                          *(f"{y}[{i}] = s_{y}_{_SLOT};" for y, _, i, _ in outputs.stores)])
         return _Staging(decls, pre, post)
     return None
 

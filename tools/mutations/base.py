@@ -8,12 +8,16 @@ promise the agents see is exactly the one the tests check.
 
 Operators never return code they did not compile: every candidate goes through
 ``check_compiles`` and failures are kept in ``MutationResult.rejected`` with the reason.
+Inside :func:`dry_run` the compile is skipped: the campaign asks there only *whether* a chain
+applies to a program (a parse and a text edit), before it spends compiles on it.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -23,6 +27,24 @@ from structcover.schema import content_hash
 from structcover.tools.mutations._compile import check_compiles
 
 Direction = Literal["up", "down", "set"]
+
+#: Set inside :func:`dry_run` (per thread of execution: the campaign's fan-out runs targets in
+#: parallel, and one target's check must not skip another's compiles).
+_DRY: ContextVar[bool] = ContextVar("structcover_mutation_dry_run", default=False)
+
+
+@contextmanager
+def dry_run() -> Iterator[None]:
+    """Operators applied inside keep their candidates without compiling them.
+
+    For applicability checks only: a dry variant may not compile, so it must never be
+    verified or recorded as an operator's output.
+    """
+    token = _DRY.set(True)
+    try:
+        yield
+    finally:
+        _DRY.reset(token)
 
 
 class Variant(BaseModel):
@@ -147,7 +169,7 @@ class Builder:
         parent. Returns whether it was kept."""
         if source == self.parent or any(v.source == source for v in self.result.variants):
             return False
-        ok, log = check_compiles(source)
+        ok, log = (True, "") if _DRY.get() else check_compiles(source)
         if not ok:
             first = next((ln for ln in log.splitlines() if "error" in ln), log[:200])
             self.result.rejected.append(f"{params}: does not compile: {first.strip()}")

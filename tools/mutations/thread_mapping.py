@@ -17,7 +17,10 @@ The ``map_<mapping>_<sync>`` operators (:data:`MAP_OPERATORS`, texts from
 All of them apply to kernels shaped ``T i = blockIdx.x * blockDim.x + threadIdx.x; if (i < N)
 {...}`` (or ``if (i >= N) return; ...``) whose guarded body has no barrier, warp collective,
 shared memory, ``return``, ``break`` or ``continue``, and does not assign ``i``
-(:func:`structcover.tools.mutations.parallel_strategy.per_element`).
+(:func:`structcover.tools.mutations.parallel_strategy.per_element`). Kernels in the 2-D form
+of that shape (``x``, ``y`` global indices, one guard ``y < R && x < C``) are first put on a
+flat grid as :func:`~structcover.tools.mutations.flatten.flatten_2d` does, so naive GEMM,
+transpose and other matrix maps take every pair as well.
 """
 
 from __future__ import annotations
@@ -38,7 +41,15 @@ from structcover.tools.mutations._mapping import (
 )
 from structcover.tools.mutations._tree import Src, indent_block, kernels, parse, splice
 from structcover.tools.mutations.base import Builder, MutationResult, operator
+from structcover.tools.mutations.flatten import flattened
 from structcover.tools.mutations.parallel_strategy import PerElement, _wrap_grid, per_element
+
+
+def _per_element_text(program: str) -> str:
+    """``program``, with its 2-D one-thread-per-element kernels flattened onto a 1-D grid
+    (:func:`~structcover.tools.mutations.flatten.flattened`) so that they take the
+    per-element shape these operators rewrite."""
+    return flattened(program) or program
 
 
 def _shapes(src: Src) -> list[PerElement]:
@@ -65,7 +76,7 @@ def coarsen_chunked(program: str) -> MutationResult:
     Applies to one-thread-per-element kernels (module docstring) whose every launch has a 1-D
     integer grid.
     """
-    src = parse(program)
+    src = parse(_per_element_text(program))
     b = Builder("coarsen_chunked", program)
     edits: list[tuple[int, int, str]] = []
     for pe in _shapes(src):
@@ -98,7 +109,7 @@ def serialize(program: str) -> MutationResult:
     Applies to one-thread-per-element kernels (module docstring) whose body does not read
     the thread or block index itself (it would differ in the one working thread).
     """
-    src = parse(program)
+    src = parse(_per_element_text(program))
     b = Builder("serialize", program)
     edits: list[tuple[int, int, str]] = []
     for pe in _shapes(src):
@@ -117,12 +128,17 @@ def serialize(program: str) -> MutationResult:
 
 
 def _stage(program: str, name: str, barrier: str, what: str) -> MutationResult:
-    src = parse(program)
+    src = parse(_per_element_text(program))
     b = Builder(name, program)
     edits: list[tuple[int, int, str]] = []
+    sync = "block" if "syncthreads" in barrier else "warp"
     for pe in _shapes(src):
         inputs = staged_inputs(src, pe)
         if not inputs:
+            # No input read at the element's own index (a 2-D kernel flattened, a transpose):
+            # its trailing output stores pass through the slot instead.
+            found, _ = generate(src, pe, "coalesced", sync)
+            edits += found or []
             continue
         ind, body = pe.indent, pe.body
         decls, loads = [], []
@@ -143,7 +159,8 @@ def _stage(program: str, name: str, barrier: str, what: str) -> MutationResult:
     if not edits:
         return b.done("no one-thread-per-element kernel reading a read-only input as p[i] "
                       f"(element types {', '.join(sorted(_SIZES))}, at most "
-                      f"{_SMEM_BUDGET // 1024} KB of slots)")
+                      f"{_SMEM_BUDGET // 1024} KB of slots) or ending in output stores "
+                      "y[index] = value;")
     b.add(splice(src.text, edits))
     return b.done()
 
@@ -161,7 +178,9 @@ def stage_smem_block(program: str) -> MutationResult:
     Applies to one-thread-per-element kernels (module docstring) with at least one read-only
     pointer input of a plain element type whose element ``i`` the body reads (``p[i]``,
     ``__ldg(p + i)``, ``__ldg(&p[i])``, ``*(p + i)``), all such inputs fitting in 32 KB of
-    1024-slot tiles.
+    1024-slot tiles; failing that, to those whose body ends in output stores
+    ``y[index] = v;`` (index free of side effects), which then pass through the slot: compute
+    into it, barrier, store from it.
     """
     return _stage(program, "stage_smem_block", "__syncthreads();", "block barrier")
 
@@ -210,16 +229,17 @@ _SYNC_DOC = {
                        "a per-thread shared slot under __syncwarp() and __syncthreads(), each "
                        "reached by every thread it names",
                        {"sync.block_barriers": "up", "sync.warp_syncs": "up"}),
-    "atomic_or_grid": ("with every output element stored by atomicExch(&y[i], v)",
+    "atomic_or_grid": ("with every output element stored by atomicExch(&y[index], v)",
                        {"atomics.global": "up"}),
 }
 _APPLIES = {
     "strided": "whose every launch has a 1-D integer grid",
     "broadcast": "whose body and bound do not read the thread or block index",
     "barrier": ("with a read-only input whose element i the body reads (as for "
-                "stage_smem_block) or, failing that, trailing output stores y[i] = v; whose "
-                "output the body names nowhere else"),
-    "atomic_or_grid": ("whose outputs are written only as y[i] = v; with y float, int or "
+                "stage_smem_block) or, failing that, trailing output stores y[index] = v; "
+                "whose output the body names nowhere else (an index other than i may use "
+                "only parameters and the body's leading pure const declarations)"),
+    "atomic_or_grid": ("whose outputs are written only as y[index] = v; with y float, int or "
                        "unsigned (not applicable to __half, double or other outputs: "
                        "atomicExch has no overload for them)"),
 }
@@ -256,7 +276,7 @@ def _map_operator(mapping: str, sync: str) -> None:
     name = f"map_{mapping}_{sync}"
 
     def op(program: str) -> MutationResult:
-        src = parse(program)
+        src = parse(_per_element_text(program))
         b = Builder(name, program)
         edits: list[tuple[int, int, str]] = []
         why = ""

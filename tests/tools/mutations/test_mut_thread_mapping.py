@@ -49,8 +49,8 @@ def test_each_operator_moves_its_pattern_level():
 def test_thread_mapping_not_applicable():
     assert "one-thread-per-element" in not_applicable("coarsen_chunked", "reduction",
                                                       "reference")
-    assert "thread indices" in not_applicable("serialize", "gemm", "reference")
-    assert "read-only input" in not_applicable("stage_smem_block", "transpose", "reference")
+    assert "thread indices" in not_applicable("serialize", "reduction", "reference")
+    assert "read-only input" in not_applicable("stage_smem_block", "reduction", "reference")
 
 
 # --- map_<mapping>_<sync>: one step from one thread per element to each (access, sync) pair ---
@@ -155,7 +155,8 @@ def test_map_operators_not_applicable():
     assert "written otherwise" in not_applicable("map_strided_atomic_or_grid", "histogram",
                                                  "reference")
     assert "read-only input" in not_applicable("map_mixed_block", "softmax", "reference")
-    assert "one-thread-per-element" in not_applicable("map_indirect_none", "gemm", "reference")
+    assert "one-thread-per-element" in not_applicable("map_indirect_none", "reduction",
+                                                      "reference")
 
 
 def test_planner_reaches_every_feasible_bin_of_vector_add_in_one_step():

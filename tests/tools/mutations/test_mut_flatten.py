@@ -1,0 +1,76 @@
+"""flatten_2d, and the thread-mapping operators on 2-D kernels: naive GEMM and transpose go
+onto a flat grid and from there into every (access, sync) pair, verified on the emulator."""
+
+import pytest
+from mutation_cases import not_applicable, program, verify_operator
+
+from structcover.tools.features.extract import extract_features
+from structcover.tools.features.structure import pattern_features
+from structcover.tools.mutations._mapping import pure_index
+from structcover.tools.mutations.base import get_operator
+from structcover.tools.mutations.thread_mapping import MAP_OPERATORS
+
+_OLDER = {("strided", "none"): "coarsen_chunked", ("broadcast", "none"): "serialize",
+          ("coalesced", "block"): "stage_smem_block", ("coalesced", "warp"): "stage_smem_warp"}
+
+
+def _levels(source: str) -> tuple[str, str]:
+    p = pattern_features(extract_features(source).values)
+    return p["pattern.global_access"], p["pattern.sync"]
+
+
+def test_flatten_2d_verifies_and_drops_the_y_index(cpu_backend):
+    verify_operator("flatten_2d", [("gemm", "reference"), ("transpose", "reference"),
+                                   ("transpose", "naive_write_coalesced")], cpu_backend)
+    flat = get_operator("flatten_2d").func(program("gemm", "reference")[0]).variants[0].source
+    assert "threadIdx.y" not in flat.split("extern")[0]
+    assert "const int row = e_ / N;" in flat and "const int col = e_ % N;" in flat
+    assert "<<<(unsigned)(((long long)(M) * (N) + 255) / 256), 256, 0, stream>>>" in flat
+
+
+def test_flatten_2d_not_applicable():
+    # a tiled kernel synchronizes inside its guard region; a 1-D kernel has no y index
+    assert "2-D one-thread-per-element" in not_applicable("flatten_2d", "gemm", "smem_tiled16")
+    assert "2-D one-thread-per-element" in not_applicable("flatten_2d", "vector_add",
+                                                         "reference")
+
+
+@pytest.mark.parametrize("family", ["gemm", "transpose"])
+def test_every_pair_operator_applies_to_2d_kernels(family):
+    source = program(family, "reference")[0]
+    landed = {}
+    for pair, op in {**MAP_OPERATORS, **_OLDER}.items():
+        result = get_operator(op).func(source)
+        assert result.variants, (op, result.not_applicable)
+        landed[pair] = _levels(result.variants[0].source)
+    if family == "gemm":  # B and C are read and written along threadIdx.x: every pair lands
+        assert all(got == pair for pair, got in landed.items()), landed
+    else:  # a transpose writes across rows: one-element-per-thread forms stay mixed
+        wrong = {pair for pair, got in landed.items() if got != pair}
+        assert wrong == {("coalesced", "block"), ("coalesced", "warp"),
+                         ("coalesced", "block_and_warp")}, landed
+        assert all(landed[p] == ("mixed", p[1]) for p in wrong)
+
+
+@pytest.mark.parametrize("family", ["gemm", "transpose"])
+def test_2d_pair_variants_verify(family, cpu_backend):
+    # one operator per mapping, each with another synchronization; the barrier ones stage the
+    # output store C[row * N + col] = acc (its index re-derived after the barrier). On the
+    # transpose an atomic store hides the strided write the mixed mapping promises to add to.
+    mixed = "map_mixed_atomic_or_grid" if family == "gemm" else "map_mixed_block"
+    for op in ("map_strided_block", "map_broadcast_warp", "map_indirect_block_and_warp", mixed,
+               "map_coalesced_atomic_or_grid", "stage_smem_warp"):
+        verify_operator(op, [(family, "reference")], cpu_backend)
+
+
+def test_output_staging_redeclares_the_index_after_the_barrier():
+    variant = get_operator("stage_smem_block").func(program("gemm", "reference")[0])
+    text = variant.variants[0].source
+    after = text[text.index("__syncthreads();"):]
+    assert after.index("const int row = e_ / N;") < after.index("C[row * N + col] = s_C_")
+
+
+def test_pure_index_accepts_arithmetic_only():
+    assert pure_index("row * N + col") and pure_index("(int)(i) / 2")
+    for expr in ("idx[i]", "f(i)", "i++", "i = 2", "k += 1", "x >>= 1", ""):
+        assert not pure_index(expr), expr
