@@ -115,8 +115,10 @@ class PlannerTool(Protocol):
     """Operator chains that move a program toward a bin."""
 
     def plan(self, features: dict[str, Any], bounds: dict[str, str], *, seed: int, k: int,
-             family: str = "") -> list[list[str]]:
-        """Up to ``k`` chains (1-3 operator names), best first; empty when none helps."""
+             family: str = "", operators: frozenset[str] | None = None) -> list[list[str]]:
+        """Up to ``k`` chains (1-3 operator names) predicted to reach ``bounds``, best first;
+        empty when none does. ``operators`` limits the search to those names (the ones that
+        apply to the parent); None: every registered operator."""
 
 
 class MutateTool(Protocol):
@@ -124,6 +126,9 @@ class MutateTool(Protocol):
 
     def apply(self, source: str, chain: list[str], *, seed: int) -> list[MutantSource]:
         """Every distinct program the chain yields from ``source`` (may be empty)."""
+
+    def applicable(self, source: str) -> frozenset[str]:
+        """The operators that yield a program from ``source``, decided cheaply (no compile)."""
 
     def applies(self, source: str, chain: list[str], *, seed: int) -> bool:
         """Whether :meth:`apply` would yield a program, decided cheaply (no compile): a

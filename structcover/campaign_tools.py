@@ -314,6 +314,8 @@ class RegistryMutate:
     executor: Any = None
     #: (source hash, chain, seed) -> whether the chain applies, from a dry run.
     dry: dict[tuple[str, tuple[str, ...], int], bool] = field(default_factory=dict)
+    #: source hash -> the operators that apply to it (dry runs).
+    ops_for: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def apply(self, source: str, chain: list[str], *, seed: int) -> list[MutantSource]:
         """Every distinct final program of the chain (operators that do not apply end it)."""
@@ -321,6 +323,18 @@ class RegistryMutate:
         if key not in self.cache:
             self.cache[key] = self._apply(source, chain, seed)
         return list(self.cache[key])
+
+    def applicable(self, source: str) -> frozenset[str]:
+        """Every registered operator that yields a variant from ``source``, by dry runs (one
+        parse and text edit each, no compile), once per program for the whole campaign."""
+        from structcover.tools.mutations.base import dry_run, registry
+
+        key = content_hash(source)
+        if key not in self.ops_for:
+            with dry_run():
+                self.ops_for[key] = frozenset(n for n in registry()
+                                              if apply_operator(n, source))
+        return self.ops_for[key]
 
     def applies(self, source: str, chain: list[str], *, seed: int) -> bool:
         """Whether the chain yields any program from ``source``, decided without compiling

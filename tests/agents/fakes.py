@@ -127,7 +127,8 @@ class FakeMemory:
 
 class FakePlanner:
     def plan(self, features: dict[str, Any], bounds: dict[str, str], *, seed: int,
-             k: int, family: str = "") -> list[list[str]]:
+             k: int, family: str = "", operators: frozenset[str] | None = None
+             ) -> list[list[str]]:
         need = [op for axis, lvl in sorted(bounds.items()) if features.get(axis) != lvl
                 for op, (a, v) in OPS.items() if a == axis and v == lvl]
         return [need] if need else []
@@ -142,6 +143,9 @@ class FakeMutate:
             f[axis] = lvl
         task = re.search(r"task=(\w+)", source).group(1)  # type: ignore[union-attr]
         return [MutantSource(src(task, f["reuse"], f["sync"], tag), list(chain))]
+
+    def applicable(self, source):  # type: ignore[no-untyped-def]
+        return frozenset(OPS)
 
     def applies(self, source: str, chain: list[str], *, seed: int) -> bool:
         return bool(self.apply(source, chain, seed=seed))

@@ -78,7 +78,7 @@ def test_synthesizer_never_repeats_what_memory_tried() -> None:
 
 
 class _TwoChains(FakePlanner):
-    def plan(self, features, bounds, *, seed, k, family=""):  # type: ignore[no-untyped-def]
+    def plan(self, features, bounds, *, seed, k, family="", operators=None):  # type: ignore[no-untyped-def]
         return [["to_warp"], ["add_block_sync", "to_warp"]][:k]
 
 
@@ -108,6 +108,71 @@ def test_copies_of_existing_programs_are_not_new() -> None:
     assert prop.candidate is None and "copies of existing programs" in prop.reason
 
 
+class _OnlyPlainParents:
+    """A mutate port whose chains apply only to a parent tagged ``plain`` (as the thread
+    mapping operators apply only to one-thread-per-element kernels); counts compiles."""
+
+    def __init__(self, inner) -> None:  # type: ignore[no-untyped-def]
+        self.inner, self.applied = inner, 0
+
+    def applicable(self, source):  # type: ignore[no-untyped-def]
+        return self.inner.applicable(source)  # every operator "applies"; its chains do not
+
+    def applies(self, source, chain, *, seed):  # type: ignore[no-untyped-def]
+        return "plain" in source
+
+    def apply(self, source, chain, *, seed):  # type: ignore[no-untyped-def]
+        self.applied += 1
+        return self.inner.apply(source, chain, seed=seed) if "plain" in source else []
+
+
+def test_options_that_do_not_apply_cost_no_attempt_and_farther_parents_are_reached() -> None:
+    tools, memory, _ = world(("t1",))
+    # the nearest programs (none/none and three more) are not "plain"; the plain one is
+    # farthest, past the first group of parents the synthesizer plans for
+    for i in range(3):
+        s = src("t1", "none", "none", f"vectorized-{i}")
+        memory.add_program({"task": "t1", "program_id": content_hash(s), "source": s}, 0)
+    plain = src("t1", "reg", "block", "plain")
+    memory.add_program({"task": "t1", "program_id": content_hash(plain), "source": plain}, 0)
+    tools.mutate = _OnlyPlainParents(tools.mutate)
+    prop = Synthesizer(neighbours=2, max_options=1, pool=8).propose(tools, _target())
+    assert prop.candidate is not None and prop.candidate["parent_id"] == content_hash(plain)
+    assert tools.mutate.applied == 1  # only the option that applies was applied
+    # with the pool limited to the nearest group, nothing applies: no attempt is spent
+    tools.mutate.applied = 0
+    none = Synthesizer(neighbours=2, max_options=1, pool=2).propose(tools, _target())
+    assert none.candidate is None and "do not apply to their parent" in none.reason
+    assert tools.mutate.applied == 0
+
+
+class _CountingPlanner(FakePlanner):
+    def __init__(self) -> None:
+        self.asked: list[frozenset[str] | None] = []
+
+    def plan(self, features, bounds, *, seed, k, family="", operators=None):  # type: ignore[no-untyped-def]
+        self.asked.append(operators)
+        return super().plan(features, bounds, seed=seed, k=k, family=family)
+
+
+class _NothingApplies(_OnlyPlainParents):
+    def applicable(self, source):  # type: ignore[no-untyped-def]
+        return frozenset({"to_smem"}) if "plain" in source else frozenset()
+
+
+def test_parents_are_planned_only_with_the_operators_that_apply_to_them() -> None:
+    tools, memory, _ = world(("t1",))
+    tools.planner, tools.mutate = _CountingPlanner(), _NothingApplies(tools.mutate)
+    prop = Synthesizer(neighbours=3, pool=3).propose(tools, _target())
+    assert prop.candidate is None and "knows no operator chain" in prop.reason
+    assert tools.planner.asked == []  # nothing applies to any parent: no plan at all
+    plain = src("t1", "none", "none", "plain")
+    memory.add_program({"task": "t1", "program_id": content_hash(plain), "source": plain}, 0)
+    prop = Synthesizer(neighbours=8, pool=8).propose(tools, _target())
+    assert prop.candidate is not None and prop.candidate["operators"] == ["to_smem"]
+    assert tools.planner.asked == [frozenset({"to_smem"})]
+
+
 def test_no_parent_no_candidate() -> None:
     tools, _, _ = world()
     prop = Synthesizer().propose(tools, _target(task="unknown"))
@@ -134,6 +199,20 @@ def test_verifier_rejects_copies_and_wrong_bins_and_bounds_retries() -> None:
     ok = Verdict(ok=True, stage="ok", reason="", landed_bin="", backend="", checks=[],
                  features={}, gpu_seconds=0.0)
     assert not v.retry(_target(used=1), ok)
+
+
+def test_verifier_lets_a_candidate_fill_another_open_bin_it_landed_in() -> None:
+    tools, _, verify = world()
+    elsewhere = src("t1", "reg", "block", "new")
+    cand = {"program_id": content_hash(elsewhere), "source": elsewhere, "parent_id": "p",
+            "operators": ["to_reg"], "kind": "mutant"}
+    target = _target(also=["reuse=reg|sync=block"])
+    verdict = Verifier().check(tools, target, cand)  # type: ignore[arg-type]
+    assert verdict["ok"] and verdict["landed_bin"] == "reuse=reg|sync=block"
+    assert verify.calls == [cand["program_id"]] * 2  # its own bin, then the one it reached
+    # a bin no longer open (not in ``also``) is a plain structure failure
+    verdict = Verifier().check(tools, _target(also=["reuse=none|sync=warp"]), cand)  # type: ignore[arg-type]
+    assert not verdict["ok"] and verdict["stage"] == "structure"
 
 
 # recorder ------------------------------------------------------------------------------------

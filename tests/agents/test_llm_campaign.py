@@ -122,7 +122,7 @@ def test_llm_writes_a_verified_program(prepared, tmp_path: Path) -> None:  # noq
 
 
 class _Planner:
-    def plan(self, features, bounds, *, seed, k, family=""):  # type: ignore[no-untyped-def]
+    def plan(self, features, bounds, *, seed, k, family="", operators=None):  # type: ignore[no-untyped-def]
         return [["toward"]]
 
 
@@ -132,6 +132,9 @@ class _Mutate:
 
     def apply(self, source, chain, *, seed):  # type: ignore[no-untyped-def]
         return [MutantSource(source + f"\n// {seed}\n", list(chain))]
+
+    def applicable(self, source):  # type: ignore[no-untyped-def]
+        return frozenset({"toward"})
 
     def applies(self, source, chain, *, seed):  # type: ignore[no-untyped-def]
         return bool(self.apply(source, chain, seed=seed))

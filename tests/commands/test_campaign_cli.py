@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 
 
 class _Planner:
-    def plan(self, features, bounds, *, seed, k, family=""):  # type: ignore[no-untyped-def]
+    def plan(self, features, bounds, *, seed, k, family="", operators=None):  # type: ignore[no-untyped-def]
         target = ",".join(f"{a}={v}" for a, v in sorted(bounds.items()))
         return [[f"toward[{target}]#{i}"] for i in range(2)][:k]
 
@@ -32,6 +32,9 @@ class _Mutate:
 
     def apply(self, source, chain, *, seed):  # type: ignore[no-untyped-def]
         return [MutantSource(source + "\n// " + " ".join(chain) + "\n", list(chain))]
+
+    def applicable(self, source):  # type: ignore[no-untyped-def]
+        return frozenset({"toward"})  # the fake planner ignores the set
 
     def applies(self, source, chain, *, seed):  # type: ignore[no-untyped-def]
         return bool(self.apply(source, chain, seed=seed))

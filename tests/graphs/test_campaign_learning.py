@@ -88,6 +88,9 @@ class Mutate:
         task = re.search(r"task=(\w+)", source).group(1)  # type: ignore[union-attr]
         return [MutantSource(_src(task, TRUTH[chain[-1]], "+".join(chain)), list(chain))]
 
+    def applicable(self, source):  # type: ignore[no-untyped-def]
+        return frozenset(TRUTH)
+
     def applies(self, source: str, chain: list[str], *, seed: int) -> bool:
         return bool(self.apply(source, chain, seed=seed))
 

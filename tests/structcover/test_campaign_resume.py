@@ -39,7 +39,7 @@ def maybe_die(point):
         os.kill(os.getpid(), signal.SIGKILL)
 
 class Planner:
-    def plan(self, features, bounds, *, seed, k, family=""):
+    def plan(self, features, bounds, *, seed, k, family="", operators=None):
         target = ",".join(f"{a}={v}" for a, v in sorted(bounds.items()))
         return [[f"toward[{target}]#{i}"] for i in range(3)][:k]
 
@@ -48,6 +48,9 @@ class Mutate:
         pass
     def apply(self, source, chain, *, seed):
         return [MutantSource(source + "\n// " + " ".join(chain) + "\n", list(chain))]
+
+    def applicable(self, source):  # type: ignore[no-untyped-def]
+        return frozenset({"toward"})  # the fake planner ignores the set
 
     def applies(self, source, chain, *, seed):
         return bool(self.apply(source, chain, seed=seed))

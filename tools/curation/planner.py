@@ -147,18 +147,22 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
     tie = {op: rng.random() for op in ops}
     rates = {op: model.success_rate(op) for op in ops}
     moved_axes: set[str] = set()
-    found: list[tuple[tuple[Any, ...], PlannedChain]] = []
+    found: list[tuple[tuple[Any, ...], Any]] = []
     # Breadth first, keeping the BEAM most promising states of each depth: with a few dozen
     # operators every chain of three is ~10^5 predictions (each holding a copy of the feature
     # values), which cost the demo tens of GB; one-step chains are always searched in full.
-    frontier: list[tuple[list[PlannedStep], dict[str, str], dict[str, Any],
-                         list[dict[str, str]], float]] = [([], start, dict(values), [start], 1.0)]
+    # Steps are plain tuples (operator, levels after, basis, rate, confidence) while searching;
+    # only the k chains returned become models (building one per prediction was a third of a
+    # campaign's planning time).
+    Raw = tuple[str, dict[str, str], Basis, float, float]
+    frontier: list[tuple[tuple[Raw, ...], dict[str, str], dict[str, Any],
+                         list[dict[str, str]], float]] = [((), start, dict(values), [start], 1.0)]
     for depth in range(max_length):
-        grown: list[tuple[tuple[Any, ...], list[PlannedStep], dict[str, str], dict[str, Any],
+        grown: list[tuple[tuple[Any, ...], tuple[Raw, ...], dict[str, str], dict[str, Any],
                           list[dict[str, str]], float]] = []
         for chain, levels, vals, seen, prob in frontier:
             for op in ops:
-                path = (*(s.operator for s in chain), op)
+                path = (*(s[0] for s in chain), op)
                 eff = memo.get(path) if memo is not None else None
                 if eff is None:
                     eff = model.predict(op, levels, vals)
@@ -167,19 +171,12 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
                 if eff.levels == levels or eff.levels in seen:
                     continue  # a step that changes nothing, or undoes an earlier one
                 moved_axes.update(a for a in axes if eff.levels.get(a) != levels.get(a))
-                step = PlannedStep(operator=op, levels_after=eff.levels, basis=eff.basis,
-                                   success_rate=round(rates[op], 6),
-                                   confidence=round(eff.confidence, 6))
                 p = prob * rates[op] * eff.confidence
-                steps = [*chain, step]
+                steps = (*chain, (op, eff.levels, eff.basis, rates[op], eff.confidence))
                 d = distance(eff.levels, target)
-                rank = (d > 0, d, -round(p, 9), len(steps), [tie[s.operator] for s in steps])
+                rank = (d > 0, d, -round(p, 9), len(steps), [tie[s[0]] for s in steps])
                 if d < d0:
-                    found.append((rank, PlannedChain(
-                        operators=[s.operator for s in steps], steps=steps,
-                        predicted_levels=eff.levels, reaches_target=d == 0,
-                        misses=axis_misses(target, eff.levels), distance=d,
-                        probability=round(p, 9))))
+                    found.append((rank, (steps, eff.levels, d, p)))
                 if depth + 1 < max_length and d > 0:
                     grown.append((rank, steps, eff.levels, eff.values, [*seen, eff.levels], p))
         grown.sort(key=lambda g: g[0])
@@ -187,10 +184,21 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
         if not frontier:
             break
     found.sort(key=lambda kv: kv[0])
-    plan.chains = [c for _, c in found[:k]]
+    plan.chains = [_chain(raw, levels, d, p, target) for _, (raw, levels, d, p) in found[:k]]
     plan.unmovable = [a for a in axes if start.get(a) != target[a] and a not in moved_axes]
     if not plan.chains:
         plan.note = ("no chain of known operators is predicted to move toward the bin"
                      + (f"; nothing moves {', '.join(plan.unmovable)}" if plan.unmovable
                         else ""))
     return plan
+
+
+def _chain(raw: Sequence[tuple[str, dict[str, str], Basis, float, float]],
+           levels: dict[str, str], d: int, p: float, target: Mapping[str, str]) -> PlannedChain:
+    """The model of one searched chain."""
+    steps = [PlannedStep(operator=op, levels_after=after, basis=basis,
+                         success_rate=round(rate, 6), confidence=round(conf, 6))
+             for op, after, basis, rate, conf in raw]
+    return PlannedChain(operators=[s.operator for s in steps], steps=steps,
+                        predicted_levels=levels, reaches_target=d == 0,
+                        misses=axis_misses(target, levels), distance=d, probability=round(p, 9))

@@ -45,9 +45,13 @@ class OperatorLedger:
         return [OperatorOutcome.model_validate_json(r[0])
                 for r in self._ledger.rows(sql + " ORDER BY rowid", args)]
 
-    def count_operator_outcomes(self) -> int:
-        """Number of recorded operator applications (grows with every new outcome)."""
-        return int(self._ledger.rows("SELECT COUNT(*) FROM operator_outcomes")[0][0])
+    def count_operator_outcomes(self, family: str | None = None) -> int:
+        """Number of recorded operator applications (on ``family``, or on all families);
+        grows with every new outcome."""
+        if family is None:
+            return int(self._ledger.rows("SELECT COUNT(*) FROM operator_outcomes")[0][0])
+        return int(self._ledger.rows("SELECT COUNT(*) FROM operator_outcomes WHERE family = ?",
+                                     [family])[0][0])
 
     def operator_tallies(self, family: str | None = None) -> dict[str, OperatorTally]:
         """Success / failure counts per operator (on ``family``, or on all families)."""
