@@ -231,16 +231,23 @@ def summarize(state: dict[str, Any], prep: Prepared, options: CampaignOptions) -
 def _open_gaps(state: dict[str, Any], prep: Prepared) -> list[OpenGap]:
     """Unfilled gaps: infeasible only with a task-rule proof; a gap the operators did not
     reach (even one memory closed after failed attempts) is open and says so."""
+    from structcover.graphs.campaign import BUDGET_STOPS
     from structcover.tools.curation.gap_report import classify_gap
 
     proofs: Callable[[str], dict[str, str]] = getattr(prep.context.tools.coverage,
                                                       "infeasible", lambda task: {})
+    memory = prep.context.tools.memory.recorded_gaps()
+    stopped = str(state.get("stopped", ""))
     out = []
     for g in state.get("gaps", []):
         if g["status"] in ("filled", "reused"):
             continue
-        status, reason = classify_gap(g["reasons"], proofs(g["task"]).get(g["bin"]),
-                                      llm=prep.llm is not None)
+        mem = memory.get((g["task"], g["bin"]))
+        attempted = mem is not None and bool(mem.last_stage or mem.failures or mem.tried)
+        status, reason = classify_gap(
+            g["reasons"], proofs(g["task"]).get(g["bin"]), llm=prep.llm is not None,
+            untargeted="" if attempted or not stopped.startswith(BUDGET_STOPS)
+            else f"the campaign stopped first ({stopped})")
         out.append(OpenGap(task=g["task"], bin=g["bin"], reason=reason,
                            status="infeasible" if status == "infeasible" else "open"))
     return out

@@ -31,6 +31,8 @@ class PlannerBinding:
     #: every bin of its task predicts each operator chain once.
     memos: dict[str, dict[str, dict[tuple[str, ...], Any]]] = field(default_factory=dict)
     _outcomes: tuple[int, list[Any]] = (-1, [])
+    #: Effect models by (family, axes) for the outcomes in ``_outcomes``.
+    _models: dict[tuple[str, tuple[str, ...]], Any] = field(default_factory=dict)
     #: The family's operator-outcome count its cached plans and memos were made for.
     _cached_for: dict[str, int] = field(default_factory=dict)
 
@@ -72,19 +74,29 @@ class PlannerBinding:
             self.effects = load_effects()
         if self.stats is None:
             self.stats = load_stats()
+        from structcover.tools.curation.planner import effect_model
+        from structcover.tools.mutations.base import registry
+
         seen = self.store.count_operator_outcomes()
         if self._outcomes[0] != seen:  # memory's outcomes, read again only when they grew
             self._outcomes = (seen, list(self.store.operator_outcomes()))
-        ops = self.operators
-        if only is not None:
-            from structcover.tools.mutations.base import registry
-
-            ops = {n: i for n, i in (ops if ops is not None else registry()).items() if n in only}
-            if not ops:
-                return []
+            self._models = {}
+        every = self.operators if self.operators is not None else registry()
+        ops = every if only is None else {n: i for n, i in every.items() if n in only}
+        if not ops:
+            return []
+        # One model per (family, axes) for the current outcomes, with every operator: indexing
+        # the evidence was two thirds of each plan.
+        mkey = (family, tuple(bounds))
+        model = self._models.get(mkey)
+        if model is None:
+            model = effect_model(every, list(bounds), family=family or None, dims=self.dims,
+                                 outcomes=self._outcomes[1], effects=self.effects,
+                                 stats=self.stats)
+            self._models[mkey] = model
         plan = plan_chains(features, bounds, family=family or None, dims=self.dims, k=k,
                            seed=seed, outcomes=self._outcomes[1], operators=ops,
-                           effects=self.effects, stats=self.stats, memo=memo)
+                           effects=self.effects, stats=self.stats, memo=memo, model=model)
         # Only chains predicted to reach the bin: a chain that merely gets closer lands its
         # candidate in another bin, which the campaign would pay a full verification to learn
         # (on the demo, 99 of 160 candidates: histograms keep their atomics, SpMV its

@@ -214,9 +214,11 @@ class EffectModel:
         declared = axis_levels(new_values, self.axes, self.dims)
         # Only what *this* step's moves change counts: simulated values carried over from
         # earlier steps may disagree with levels that came from observations.
-        if self._state is None or self._state[0] is not values:  # the planner asks every
-            self._state = (values, axis_levels(values, self.axes, self.dims))  # op per state
-        unmoved = self._state[1]
+        state = self._state  # read once: planner threads share one model
+        if state is None or state[0] is not values:  # the planner asks every op per state
+            state = (values, axis_levels(values, self.axes, self.dims))
+            self._state = state
+        unmoved = state[1]
         out: dict[str, str] = {}
         conf = 1.0
         any_declared_change = any_observed_change = False

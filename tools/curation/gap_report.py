@@ -25,7 +25,7 @@ LLM_REACH = "neither the operator chains nor the LLM policy reached it within th
 
 
 def classify_gap(reasons: Sequence[str], proof: str | None, *, llm: bool = False,
-                 ) -> tuple[str, str]:
+                 untargeted: str = "") -> tuple[str, str]:
     """The reported ``(status, reason)`` of a gap the campaign left unfilled.
 
     Args:
@@ -33,6 +33,9 @@ def classify_gap(reasons: Sequence[str], proof: str | None, *, llm: bool = False
             (attempts, memory).
         proof: The task-rule proof for this (task, bin), ``"rule: reason"``; None without one.
         llm: Whether an LLM policy synthesized too.
+        untargeted: Why the campaign never got to the gap (it stopped first), when it made
+            no attempt there: then nothing is known about what reaches it, and the reason
+            says so instead of blaming the operators.
 
     Returns:
         ``("infeasible", proof)`` with a rule proof, else ``("open", why)`` where ``why``
@@ -44,6 +47,8 @@ def classify_gap(reasons: Sequence[str], proof: str | None, *, llm: bool = False
     tried = [r.removeprefix("proven infeasible: ") for r in reasons
              if r.startswith("proven infeasible:")]
     why = "; ".join([*kept, *tried]) or (reasons[0] if reasons else "not reached")
+    if untargeted:
+        return "open", f"{why}; not targeted: {untargeted}"
     return "open", f"{why}; {LLM_REACH if llm else OFFLINE_REACH}"
 
 

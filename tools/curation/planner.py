@@ -89,6 +89,19 @@ def distance(levels: Mapping[str, str], target: Mapping[str, str]) -> float:
     return d
 
 
+def effect_model(operators: Mapping[str, OperatorInfo], axes: Sequence[str], *,
+                 family: str | None = None, stats: StatsTable | None = None,
+                 outcomes: Sequence[OperatorOutcome] = (),
+                 dims: Mapping[str, Dimension] | None = None,
+                 effects: EffectsTable | None = None) -> EffectModel:
+    """The effect model :func:`plan_chains` plans with (shipped tables when None)."""
+    table = effects if effects is not None else load_effects()
+    return EffectModel(operators, list(axes), family=family,
+                       stats=stats if stats is not None else load_stats(),
+                       outcomes=outcomes, dims=dims, measured=table.transitions,
+                       measured_scope=(table.operators, table.families))
+
+
 def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
                 family: str | None = None, stats: StatsTable | None = None,
                 outcomes: Sequence[OperatorOutcome] = (),
@@ -96,7 +109,8 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
                 dims: Mapping[str, Dimension] | None = None, max_length: int = 3,
                 k: int = 10, seed: int = 0, memory: MemoryStore | None = None,
                 effects: EffectsTable | None = None,
-                memo: dict[tuple[str, ...], Effect] | None = None) -> Plan:
+                memo: dict[tuple[str, ...], Effect] | None = None,
+                model: EffectModel | None = None) -> Plan:
     """Rank operator chains that move a program toward ``target``.
 
     Args:
@@ -116,6 +130,9 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
         memo: Predicted effects by operator chain from this program, filled and reused: a
             caller planning one program toward several bins (same axes, family, operators,
             tables and outcomes) passes the same dict and predicts each chain once.
+        model: An effect model already built for these axes, family, tables and outcomes
+            (with ``operators`` or more): indexing the evidence is most of a plan's cost, so
+            a caller planning many programs builds it once (:func:`effect_model`).
 
     Raises:
         ValueError: ``max_length`` outside 1-3, ``k`` < 1, or an empty target.
@@ -130,11 +147,9 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
         outcomes = [*outcomes, *memory.operator_outcomes()]
     ops = dict(sorted((operators if operators is not None else registry()).items()))
     axes = list(target)
-    table = effects if effects is not None else load_effects()
-    model = EffectModel(ops, axes, family=family,
-                        stats=stats if stats is not None else load_stats(),
-                        outcomes=outcomes, dims=dims, measured=table.transitions,
-                        measured_scope=(table.operators, table.families))
+    if model is None:
+        model = effect_model(ops, axes, family=family, stats=stats, outcomes=outcomes,
+                             dims=dims, effects=effects)
     start = axis_levels(values, axes, dims)
     # Levels the extractor already computed (pattern.* in values) are the truth for the start.
     start.update({a: str(values[a]) for a in axes if isinstance(values.get(a), str)})

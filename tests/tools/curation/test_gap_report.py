@@ -46,3 +46,11 @@ def test_earlier_round_programs_in_gap_bins_are_reweighting() -> None:
     assert lines == ["a / pattern.sync=warp: an earlier round's program p1 lands here; re-using "
                      "it is reweighting, not a new program"]
     assert earlier_round_bins(t.drop(columns="round"), arch, 1) == {}
+
+
+def test_a_gap_the_campaign_never_reached_does_not_blame_the_operators():
+    status, why = classify_gap(["no program of this task lands in this bin"], None,
+                               untargeted="the campaign stopped first (candidate budget spent)")
+    assert status == "open" and why.endswith("not targeted: the campaign stopped first "
+                                             "(candidate budget spent)")
+    assert OFFLINE_REACH not in why
