@@ -138,7 +138,12 @@ class Synthesizer:
 def _distinct(parents: list[Neighbour]) -> list[Neighbour]:
     """``parents`` without repeats of one program (memory may hold it once per rollout)."""
     seen: set[str] = set()
-    return [p for p in parents if not (p.program_id in seen or seen.add(p.program_id))]
+    out = []
+    for p in parents:
+        if p.program_id not in seen:
+            seen.add(p.program_id)
+            out.append(p)
+    return out
 
 
 def tried_keys(candidate: Candidate) -> list[str]:
