@@ -236,14 +236,14 @@ def _open_gaps(state: dict[str, Any], prep: Prepared) -> list[OpenGap]:
 
     proofs: Callable[[str], dict[str, str]] = getattr(prep.context.tools.coverage,
                                                       "infeasible", lambda task: {})
-    memory = prep.context.tools.memory.recorded_gaps()
+    # (memory is closed by now: the graph's results say which gaps this campaign targeted)
+    targeted = {(r["task"], r["bin"]) for r in state.get("results", [])}
     stopped = str(state.get("stopped", ""))
     out = []
     for g in state.get("gaps", []):
         if g["status"] in ("filled", "reused"):
             continue
-        mem = memory.get((g["task"], g["bin"]))
-        attempted = mem is not None and bool(mem.last_stage or mem.failures or mem.tried)
+        attempted = (g["task"], g["bin"]) in targeted or g["failures"] > 0
         status, reason = classify_gap(
             g["reasons"], proofs(g["task"]).get(g["bin"]), llm=prep.llm is not None,
             untargeted="" if attempted or not stopped.startswith(BUDGET_STOPS)

@@ -16,7 +16,7 @@ from structcover.commands._output import (
     print_table,
     progress,
 )
-from structcover.demo import DEMO_BUDGET, run_demo
+from structcover.demo import DEMO_BUDGET, DEMO_CONCURRENCY, DEMO_TARGETS_PER_STEP, run_demo
 
 
 @contextmanager
@@ -55,9 +55,10 @@ def demo(
         try:
             result = run_demo(output, progress=make, rounds=rounds, verify=not skip_verify,
                               families=family or None,
-                              campaign=CampaignOptions(budget=budget, backend="cpu",
-                                                       executor=executor,
-                                                       address=address))
+                              campaign=CampaignOptions(
+                                  budget=budget, backend="cpu", executor=executor,
+                                  address=address, concurrency=DEMO_CONCURRENCY,
+                                  targets_per_step=DEMO_TARGETS_PER_STEP))
         except (ValueError, RuntimeError, ConnectionError) as exc:
             fail(str(exc))
             return

@@ -90,6 +90,10 @@ def test_json_summary_and_outputs(prepared, doubles, tmp_path: Path) -> None:
     assert {c["task"] for c in out["coverage"]} == {"saxpy", "vector_add"}
     assert all(a["verification"]["equivalent"] and a["operators"] for a in out["added"])
     assert "budget" in out["stopped"]
+    # gaps the budget never let it reach say so; they do not blame the operators
+    untouched = [g for g in out["open_gaps"] if "not targeted" in g["reason"]]
+    assert untouched and all("stopped first (candidate budget spent" in g["reason"] and
+                             "no operator chain" not in g["reason"] for g in untouched)
     added = Path(out["files"]["added_programs"]).read_text().splitlines()
     assert len(added) == len(out["added"])
     weighted = pd.read_parquet(out["files"]["curated_weighted_parquet"])

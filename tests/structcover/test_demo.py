@@ -80,4 +80,7 @@ def test_demo_simulates_discovers_diagnoses_and_writes_outputs(tmp_path: Path) -
     # Infeasible only with a rule proof; every other unfilled gap is open and says why.
     assert all(g["reason"].startswith("proven infeasible by rule ") for g in gaps
                if g["status"] == "infeasible")
-    assert all(g["reason"].endswith("an LLM policy could") for g in gaps if g["status"] == "open")
+    # ... what the operators did not reach, or that the budget ran out before it got there
+    assert all(g["reason"].endswith("an LLM policy could")
+               or "not targeted: the campaign stopped first (candidate budget" in g["reason"]
+               for g in gaps if g["status"] == "open")
