@@ -9,8 +9,7 @@ from __future__ import annotations
 import importlib
 
 MODULES = ("unroll", "fusion", "smem_promotion", "vectorize", "sync_granularity",
-           "parallel_strategy", "reduction_strategy", "launch_config", "padding", "thread_mapping",
-           "flatten")
+           "parallel_strategy", "reduction_strategy", "launch_config", "padding", "thread_mapping")
 
 
 def load_all() -> None:

@@ -5,7 +5,18 @@ grid: ``c = blockIdx.x * blockDim.x + threadIdx.x; r = blockIdx.y * blockDim.y +
 if (r < R && c < C) {...}``. Policies write the same work on a flat grid as often, one thread
 per element of the row-major ``R x C`` index space, ``r = i / C, c = i % C``. The flat form is
 also the one-thread-per-element shape every thread-mapping operator takes
-(:mod:`~structcover.tools.mutations.thread_mapping`), so this step opens 2-D kernels to them.
+(:mod:`~structcover.tools.mutations.thread_mapping`): those operators flatten a 2-D kernel
+with :func:`flattened` first, which opens naive GEMM, transposes and other matrix maps to every
+(access, sync) pair. The flattening is not an operator of its own: it moves no pattern level
+(the planner could never choose it), and only two corpus families have the shape, too few for
+the operator statistics' three-family bar.
+
+Applies to kernels whose body is exactly ``T x = blockIdx.x * blockDim.x + threadIdx.x;
+T y = blockIdx.y * blockDim.y + threadIdx.y; if (y < R && x < C) {...}`` (the declarations in
+either order, the conditions too) where ``R`` and ``C`` are kernel parameters and the guarded
+body has no barrier, warp collective, shared memory, ``return`` or thread index of its own and
+does not assign ``x`` or ``y``. Every launch is rewritten (256-thread blocks, the grid from the
+launch's own row and column arguments); the launcher's old ``dim3`` values are left unused.
 """
 
 from __future__ import annotations
@@ -29,7 +40,6 @@ from structcover.tools.mutations._tree import (
     parse,
     splice,
 )
-from structcover.tools.mutations.base import Builder, MutationResult, operator
 
 #: Threads per block of the flat launch.
 FLAT_BLOCK = 256
@@ -165,31 +175,3 @@ def flattened(program: str) -> str | None:
             f"if ({FLAT_VAR} < {g.rows} * {g.cols}) {{", indent_block(inner, "    "), "}"])
         edits += [(g.start, g.end, indent_block(text, g.indent)[len(g.indent):]), *launch]
     return splice(src.text, edits) if edits else None
-
-
-@operator("flatten_2d", family="parallel_strategy")
-def flatten_2d(program: str) -> MutationResult:
-    """Run a 2-D one-thread-per-element kernel on a flat 1-D grid: thread ``e`` handles row
-    ``e / C``, column ``e % C`` of the row-major ``R x C`` index space, in blocks of 256.
-
-    Moves:
-        dataflow.max_chain_length: up
-
-    (The row and column are now derived from the flat index, one more step of index
-    arithmetic: the extractor sees no thread-dimension feature move.)
-
-    Applies to kernels whose body is exactly ``T x = blockIdx.x * blockDim.x + threadIdx.x;
-    T y = blockIdx.y * blockDim.y + threadIdx.y; if (y < R && x < C) {...}`` (the
-    declarations in either order, the conditions too) where ``R`` and ``C`` are kernel
-    parameters and the guarded body has no barrier, warp collective, shared memory,
-    ``return`` or thread index of its own and does not assign ``x`` or ``y``. Every launch is
-    rewritten; the launcher's old ``dim3`` values are left unused.
-    """
-    b = Builder("flatten_2d", program)
-    flat = flattened(program)
-    if flat is None:
-        return b.done("no 2-D one-thread-per-element kernel (x and y global indices, one "
-                      "guard on kernel parameters) with launches whose arguments give its "
-                      "bounds")
-    b.add(flat)
-    return b.done()

@@ -19,8 +19,8 @@ All of them apply to kernels shaped ``T i = blockIdx.x * blockDim.x + threadIdx.
 shared memory, ``return``, ``break`` or ``continue``, and does not assign ``i``
 (:func:`structcover.tools.mutations.parallel_strategy.per_element`). Kernels in the 2-D form
 of that shape (``x``, ``y`` global indices, one guard ``y < R && x < C``) are first put on a
-flat grid as :func:`~structcover.tools.mutations.flatten.flatten_2d` does, so naive GEMM,
-transpose and other matrix maps take every pair as well.
+flat grid (:func:`~structcover.tools.mutations.flatten.flattened`), so naive GEMM, transposes
+and other matrix maps take every pair as well.
 """
 
 from __future__ import annotations

@@ -1,13 +1,15 @@
-"""flatten_2d, and the thread-mapping operators on 2-D kernels: naive GEMM and transpose go
-onto a flat grid and from there into every (access, sync) pair, verified on the emulator."""
+"""The flattening of 2-D kernels, and the thread-mapping operators on them: naive GEMM and the
+transpose go onto a flat grid and from there into every (access, sync) pair, verified on the
+emulator."""
 
 import pytest
-from mutation_cases import not_applicable, program, verify_operator
+from mutation_cases import program, verify_operator
 
 from structcover.tools.features.extract import extract_features
 from structcover.tools.features.structure import pattern_features
 from structcover.tools.mutations._mapping import pure_index
 from structcover.tools.mutations.base import get_operator
+from structcover.tools.mutations.flatten import flattened
 from structcover.tools.mutations.thread_mapping import MAP_OPERATORS
 
 _OLDER = {("strided", "none"): "coarsen_chunked", ("broadcast", "none"): "serialize",
@@ -19,20 +21,30 @@ def _levels(source: str) -> tuple[str, str]:
     return p["pattern.global_access"], p["pattern.sync"]
 
 
-def test_flatten_2d_verifies_and_drops_the_y_index(cpu_backend):
-    verify_operator("flatten_2d", [("gemm", "reference"), ("transpose", "reference"),
-                                   ("transpose", "naive_write_coalesced")], cpu_backend)
-    flat = get_operator("flatten_2d").func(program("gemm", "reference")[0]).variants[0].source
-    assert "threadIdx.y" not in flat.split("extern")[0]
+@pytest.mark.parametrize(("family", "name"), [("gemm", "reference"),
+                                            ("transpose", "reference"),
+                                            ("transpose", "naive_write_coalesced")])
+def test_flattened_kernel_is_equivalent_and_drops_the_y_index(family, name, cpu_backend):
+    from structcover.tools.verify.equivalence import check_equivalence
+
+    source, spec = program(family, name)
+    flat = flattened(source)
+    assert flat is not None and "threadIdx.y" not in flat.split("extern")[0]
+    verdict = check_equivalence(flat, source, spec, backend=cpu_backend)
+    assert verdict.equivalent, (verdict.failure, verdict.detail)
+
+
+def test_flattened_gemm_text():
+    flat = flattened(program("gemm", "reference")[0])
+    assert flat is not None
     assert "const int row = e_ / N;" in flat and "const int col = e_ % N;" in flat
     assert "<<<(unsigned)(((long long)(M) * (N) + 255) / 256), 256, 0, stream>>>" in flat
 
 
-def test_flatten_2d_not_applicable():
+def test_flattening_leaves_other_kernels_alone():
     # a tiled kernel synchronizes inside its guard region; a 1-D kernel has no y index
-    assert "2-D one-thread-per-element" in not_applicable("flatten_2d", "gemm", "smem_tiled16")
-    assert "2-D one-thread-per-element" in not_applicable("flatten_2d", "vector_add",
-                                                         "reference")
+    assert flattened(program("gemm", "smem_tiled16")[0]) is None
+    assert flattened(program("vector_add", "reference")[0]) is None
 
 
 @pytest.mark.parametrize("family", ["gemm", "transpose"])
