@@ -165,9 +165,10 @@ def _round_summary(run: object, rollouts: int) -> RoundSummary:
 
 
 #: Candidate budget of the demo's campaign (each candidate: mutation compile + emulator run).
-#: Measured on the 2-core machine: 160 candidates verified 160 programs in 4:33 of demo wall
-#: time and left some reachable gaps untargeted; at 200 the campaign runs out of operator
-#: chains first (every open gap tried or without a plan).
+#: An upper bound: on the 2-core machine the campaign runs out of operator chains at 162
+#: candidates (every open gap tried or without a plan), 162 of them verified new programs;
+#: the demo then takes about 9 minutes in a fresh clone (cold compile caches), 4.5 warm. At
+#: 160 it left a few reachable gaps untargeted.
 DEMO_BUDGET = 200
 #: Targets verified at once and chosen per step by the demo's campaign: each verification
 #: waits on sandboxed child processes, so three branches keep two cores busy, and sixteen
