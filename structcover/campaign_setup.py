@@ -28,10 +28,11 @@ if TYPE_CHECKING:
     from structcover.campaign import CampaignOptions
 
 
-#: Verified parents the Synthesizer mutates per target, and (parent, chain) options it applies
-#: per proposal. A collapsed round's nearest three programs are often variants an operator
-#: does not apply to (vectorized, coarsened), and an option that does not apply costs a parse,
-#: not a compile; so a proposal looks further before it gives a gap up.
+#: Verified parents the Synthesizer plans for at a time (it goes on to the next group, up to
+#: four groups, when these gave nothing), and (parent, chain) options it applies per proposal.
+#: A collapsed round's nearest programs are often variants an operator does not apply to
+#: (vectorized, coarsened); options that do not apply are skipped by a dry run without
+#: counting, so the 16 go to chains that compile.
 SYNTH_PARENTS, SYNTH_OPTIONS = 6, 16
 
 
