@@ -175,6 +175,14 @@ DEMO_BUDGET = 200
 #: targets a step leave fewer step barriers where one slow serialized variant idles a core
 #: (8 min -> 4.5 min against two branches and eight targets, same fills).
 DEMO_CONCURRENCY, DEMO_TARGETS_PER_STEP = 3, 16
+
+
+def demo_campaign_options(**fields: Any) -> CampaignOptions:
+    """The demo campaign's options (CPU backend, :data:`DEMO_BUDGET`, the demo's branches and
+    targets per step), with ``fields`` overriding them."""
+    return CampaignOptions(**{"budget": DEMO_BUDGET, "backend": "cpu", "target_scov": 0.85,
+                              "concurrency": DEMO_CONCURRENCY,
+                              "targets_per_step": DEMO_TARGETS_PER_STEP, **fields})
 #: Bootstrap resamples of the demo's discovery (stability of F* across resamples).
 DEMO_BOOTSTRAP = 10
 
@@ -284,9 +292,7 @@ def _campaign(rollouts: str, state: Path, output_dir: Path, last: int,
     """The campaign on the last simulated round, exporting under ``output_dir``."""
     from structcover.campaign import run_campaign
 
-    opts = (options or CampaignOptions(budget=DEMO_BUDGET, backend="cpu", seed=seed,
-                                       target_scov=0.85, concurrency=DEMO_CONCURRENCY,
-                                       targets_per_step=DEMO_TARGETS_PER_STEP)).model_copy(
+    opts = (options or demo_campaign_options(seed=seed)).model_copy(
         update={"round": last, "output_dir": output_dir / "campaign", "resume": False})
     advance = progress(f"campaign (budget {opts.budget} candidates)", opts.budget)
     seen = [0]

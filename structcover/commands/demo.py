@@ -8,7 +8,6 @@ from pathlib import Path
 
 import typer
 
-from structcover.campaign import CampaignOptions
 from structcover.commands._output import (
     console,
     fail,
@@ -16,7 +15,7 @@ from structcover.commands._output import (
     print_table,
     progress,
 )
-from structcover.demo import DEMO_BUDGET, DEMO_CONCURRENCY, DEMO_TARGETS_PER_STEP, run_demo
+from structcover.demo import DEMO_BUDGET, demo_campaign_options, run_demo
 
 
 @contextmanager
@@ -55,10 +54,8 @@ def demo(
         try:
             result = run_demo(output, progress=make, rounds=rounds, verify=not skip_verify,
                               families=family or None,
-                              campaign=CampaignOptions(
-                                  budget=budget, backend="cpu", executor=executor,
-                                  address=address, concurrency=DEMO_CONCURRENCY,
-                                  targets_per_step=DEMO_TARGETS_PER_STEP))
+                              campaign=demo_campaign_options(
+                                  budget=budget, executor=executor, address=address))
         except (ValueError, RuntimeError, ConnectionError) as exc:
             fail(str(exc))
             return

@@ -42,6 +42,7 @@ from structcover.tools.mutations._tree import (
     Src,
     assigned_names,
     indent_block,
+    param_names,
     parse,
     pointer_params,
 )
@@ -193,18 +194,12 @@ def staged_outputs(src: Src, pe: PerElement) -> Outputs | None:
     if sum(_SIZES[o[1]] * MAX_BLOCK for o in out) > _SMEM_BUDGET:
         return None
     written = assigned_names(src, pe.kernel)
-    params = {n for n in _param_names(src, pe) if n not in written}
+    params = {n for n in param_names(src, pe.kernel) if n not in written}
     used = {w for o in out for w in re.findall(r"\b[A-Za-z_]\w*\b", o[2])}
     prelude = _prelude(head, pe, used, params)
     if prelude is None:
         return None
     return Outputs(out, head, prelude)
-
-
-def _param_names(src: Src, pe: PerElement) -> list[str]:
-    from structcover.tools.mutations.flatten import params
-
-    return params(src, pe.kernel)
 
 
 def _plain_store(name: str) -> re.Pattern[str]:

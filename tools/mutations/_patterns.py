@@ -17,16 +17,18 @@ from structcover.tools.mutations._tree import (
     launches,
 )
 
-_GID_FORMS = {
-    "blockIdx.x*blockDim.x+threadIdx.x", "blockDim.x*blockIdx.x+threadIdx.x",
-    "threadIdx.x+blockIdx.x*blockDim.x", "threadIdx.x+blockDim.x*blockIdx.x",
-}
+#: ``blockIdx.A * blockDim.A + threadIdx.A`` in every operand order, per axis A.
+_GID_FORMS = {axis: {f"blockIdx.{axis}*blockDim.{axis}+threadIdx.{axis}",
+                     f"blockDim.{axis}*blockIdx.{axis}+threadIdx.{axis}",
+                     f"threadIdx.{axis}+blockIdx.{axis}*blockDim.{axis}",
+                     f"threadIdx.{axis}+blockDim.{axis}*blockIdx.{axis}"} for axis in "xyz"}
 _STRIDE_FORMS = {"blockDim.x*gridDim.x", "gridDim.x*blockDim.x"}
 
 
-def is_global_index(text: str) -> bool:
-    """True for ``blockIdx.x * blockDim.x + threadIdx.x`` in any operand order."""
-    return re.sub(r"[\s()]", "", text) in _GID_FORMS
+def is_global_index(text: str, axis: str = "x") -> bool:
+    """True for ``blockIdx.x * blockDim.x + threadIdx.x`` (or that of ``axis``) in any
+    operand order."""
+    return re.sub(r"[\s()]", "", text) in _GID_FORMS[axis]
 
 
 def is_grid_stride(text: str) -> bool:

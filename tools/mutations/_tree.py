@@ -191,15 +191,28 @@ def block_dims(src: Src, call: ts.Node) -> tuple[int, ...] | None:
     return None if val is None else (val,)
 
 
-def pointer_params(src: Src, fn: ts.Node) -> dict[str, str]:
-    """Pointer parameters of a function: name -> element type text (e.g. ``float``)."""
+def _parameters(fn: ts.Node) -> list[ts.Node]:
+    """The parameter declarations of a function definition, in order."""
     decl = fn.child_by_field_name("declarator")
     while decl is not None and decl.type != "function_declarator":
         decl = decl.child_by_field_name("declarator")
+    return [] if decl is None else find(decl.child_by_field_name("parameters"),
+                                        "parameter_declaration")
+
+
+def param_names(src: Src, fn: ts.Node) -> list[str]:
+    """A function's parameter names, in order (empty for an unnamed one)."""
+    names = []
+    for param in _parameters(fn):
+        ids = find(param, "identifier")
+        names.append(src.of(ids[-1]) if ids else "")
+    return names
+
+
+def pointer_params(src: Src, fn: ts.Node) -> dict[str, str]:
+    """Pointer parameters of a function: name -> element type text (e.g. ``float``)."""
     out: dict[str, str] = {}
-    if decl is None:
-        return out
-    for param in find(decl.child_by_field_name("parameters"), "parameter_declaration"):
+    for param in _parameters(fn):
         ptr = param.child_by_field_name("declarator")
         if ptr is not None and ptr.type == "pointer_declarator":
             name = ptr.child_by_field_name("declarator")

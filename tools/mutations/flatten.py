@@ -26,7 +26,11 @@ from dataclasses import dataclass
 
 import tree_sitter as ts
 
-from structcover.tools.mutations._patterns import has_barrier_or_shared, kernel_launches
+from structcover.tools.mutations._patterns import (
+    has_barrier_or_shared,
+    is_global_index,
+    kernel_launches,
+)
 from structcover.tools.mutations._tree import (
     Src,
     assigned_names,
@@ -37,6 +41,7 @@ from structcover.tools.mutations._tree import (
     inner_statements,
     kernels,
     launch_config,
+    param_names,
     parse,
     splice,
 )
@@ -71,13 +76,8 @@ def _axis_index(src: Src, stmt: ts.Node) -> tuple[str, str, str] | None:
     m = re.fullmatch(rf"(?:const\s+)?({_INT_TYPES})\s+(\w+)\s*=\s*(.+?)\s*;", src.of(stmt), re.S)
     if m is None:
         return None
-    expr = re.sub(r"[\s()]", "", m.group(3))
     for axis in "xy":
-        forms = {f"blockIdx.{axis}*blockDim.{axis}+threadIdx.{axis}",
-                 f"blockDim.{axis}*blockIdx.{axis}+threadIdx.{axis}",
-                 f"threadIdx.{axis}+blockIdx.{axis}*blockDim.{axis}",
-                 f"threadIdx.{axis}+blockDim.{axis}*blockIdx.{axis}"}
-        if expr in forms:
+        if is_global_index(m.group(3), axis):
             return axis, m.group(2), m.group(1)
     return None
 
@@ -97,20 +97,6 @@ def _bounds(src: Src, cond: ts.Node, x: str, y: str) -> tuple[str, str] | None:
     return (found[y], found[x]) if len(found) == 2 else None
 
 
-def params(src: Src, fn: ts.Node) -> list[str]:
-    """The kernel's parameter names, in order."""
-    decl = fn.child_by_field_name("declarator")
-    while decl is not None and decl.type != "function_declarator":
-        decl = decl.child_by_field_name("declarator")
-    if decl is None:
-        return []
-    names = []
-    for param in find(decl.child_by_field_name("parameters"), "parameter_declaration"):
-        ids = [n for n in find(param, "identifier")]
-        names.append(src.of(ids[-1]) if ids else "")
-    return names
-
-
 def grid_2d(src: Src, kernel: ts.Node) -> Grid2D | None:
     """Recognise the 2-D shape: two index declarations, then one guard and nothing after it.
     The bounds must be int parameters (the launch passes their values) and the body must not
@@ -126,7 +112,7 @@ def grid_2d(src: Src, kernel: ts.Node) -> Grid2D | None:
     if guard.child_by_field_name("alternative") is not None:
         return None
     bounds = _bounds(src, guard.child_by_field_name("condition"), x[1], y[1])
-    names = params(src, kernel)
+    names = param_names(src, kernel)
     if bounds is None or not all(b in names for b in bounds):
         return None
     cons = guard.child_by_field_name("consequence")
@@ -143,7 +129,7 @@ def grid_2d(src: Src, kernel: ts.Node) -> Grid2D | None:
 def _launch_edits(src: Src, g: Grid2D) -> list[tuple[int, int, str]] | None:
     """Every launch of the kernel on a flat grid of :data:`FLAT_BLOCK`-thread blocks sized
     from the launch's own row and column arguments."""
-    names = params(src, g.kernel)
+    names = param_names(src, g.kernel)
     edits = []
     for call in kernel_launches(src, g.kernel):
         args = call.child_by_field_name("arguments").named_children
