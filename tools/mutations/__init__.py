@@ -9,7 +9,8 @@ from __future__ import annotations
 import importlib
 
 MODULES = ("unroll", "fusion", "smem_promotion", "vectorize", "sync_granularity",
-           "parallel_strategy", "reduction_strategy", "launch_config", "padding", "thread_mapping")
+           "parallel_strategy", "reduction_strategy", "launch_config", "padding", "thread_mapping",
+           "lane_loops")
 
 
 def load_all() -> None:

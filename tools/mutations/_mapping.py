@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import re
 
+import tree_sitter as ts
+
 from structcover.tools.mutations._tree import (
     Src,
     assigned_names,
@@ -210,11 +212,16 @@ def _plain_store(name: str) -> re.Pattern[str]:
 
 
 def atomic_body(src: Src, pe: PerElement) -> tuple[str | None, str]:
-    """The body with every output store ``y[index] = v;`` written
+    """The element body with every output store written atomically (:func:`atomic_text`)."""
+    return atomic_text(src, pe.kernel, pe.body)
+
+
+def atomic_text(src: Src, kernel: ts.Node, body: str) -> tuple[str | None, str]:
+    """``body`` (code of ``kernel``) with every output store ``y[index] = v;`` written
     ``atomicExch(&y[index], (T)(v));``,
     or ``(None, why not)``. Every write of such an output must be one of those stores."""
-    ptrs = {n: " ".join(t.split()) for n, t in pointer_params(src, pe.kernel).items()}
-    body, stored = pe.body, []
+    ptrs = {n: " ".join(t.split()) for n, t in pointer_params(src, kernel).items()}
+    stored = []
     for name, ctype in ptrs.items():
         n = re.escape(name)
         writes = re.findall(rf"(?<![\w.]){n}\s*\[[^\]]*\]\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)"

@@ -14,7 +14,7 @@ from structcover.tools.mutations.stats import (
 
 EXPECTED_MODULES = {"unroll", "fusion", "smem_promotion", "vectorize", "sync_granularity",
                     "parallel_strategy", "reduction_strategy", "launch_config", "padding",
-                    "thread_mapping"}
+                    "thread_mapping", "lane_loops"}
 
 
 def test_every_operator_declares_moves_and_when_it_does_not_apply():

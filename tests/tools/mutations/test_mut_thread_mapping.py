@@ -159,7 +159,7 @@ def test_map_operators_not_applicable():
                                                       "reference")
 
 
-def test_planner_reaches_every_feasible_bin_of_vector_add_in_one_step():
+def test_planner_reaches_every_feasible_bin_of_vector_add_with_a_one_step_option():
     from structcover.tools.curation.planner import plan_chains
 
     values = extract_features(program("vector_add", "reference")[0]).values
@@ -171,4 +171,7 @@ def test_planner_reaches_every_feasible_bin_of_vector_add_in_one_step():
             plan = plan_chains(values, {"pattern.global_access": access, "pattern.sync": sync},
                                family="vector_add", memo=memo)
             assert plan.chains and plan.chains[0].reaches_target, (access, sync, plan.note)
-            assert len(plan.chains[0].operators) == 1, plan.chains[0].operators
+            # A one-step chain is among the options (a better-evidenced pair of steps, e.g.
+            # stores_atomic after coarsen_chunked, may rank above it).
+            assert any(len(c.operators) == 1 and c.reaches_target for c in plan.chains), \
+                [c.operators for c in plan.chains]
