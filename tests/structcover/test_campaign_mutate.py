@@ -36,3 +36,36 @@ def test_a_dry_run_agrees_with_the_compiling_application() -> None:
     for chain in (["map_strided_block"], ["serialize"], ["tree_to_shuffle"]):
         assert mutate.applies(source, chain, seed=1) == bool(mutate.apply(source, chain,
                                                                            seed=1)), chain
+
+
+def _program(family: str, name: str) -> str:
+    fam = next(f for f in load_corpus() if f.name == family)
+    return next(p.source for p in fam.programs if p.name == name)
+
+
+@pytest.mark.parametrize(("access", "sync"), [("strided", "block"), ("mixed", "block"),
+                                              ("broadcast", "atomic_or_grid"),
+                                              ("strided", "atomic_or_grid")])
+def test_a_block_per_row_kernel_gets_a_plan_that_lands_in_its_missing_bin(access, sync):
+    # The campaign plans a parent only with the operators that apply to it: for a softmax
+    # with a block per row those are the lane-loop operators (access) and stores_atomic (sync),
+    # alone or chained, and the planned chain's program lands where it was planned to.
+    from structcover.tools.curation.planner import plan_chains
+    from structcover.tools.features.extract import extract_features
+    from structcover.tools.features.structure import pattern_features
+
+    mutate = RegistryMutate()
+    source = _program("softmax", "block_smem_tree")
+    ops = {n: i for n, i in base.registry().items() if n in mutate.applicable(source)}
+    assert {"lanes_chunked", "lanes_serial", "lanes_split", "stores_atomic"} <= set(ops)
+    target = {"pattern.global_access": access, "pattern.sync": sync}
+    plan = plan_chains(extract_features(source).values, target, family="softmax",
+                       operators=ops)
+    chains = [c.operators for c in plan.chains if c.reaches_target]
+    assert chains, plan.note
+    landed = []
+    for chain in chains[:3]:
+        for mutant in mutate.apply(source, chain, seed=0):
+            p = pattern_features(extract_features(mutant.source).values)
+            landed.append((p["pattern.global_access"], p["pattern.sync"]))
+    assert (access, sync) in landed, (chains[:3], landed)
