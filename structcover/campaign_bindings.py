@@ -96,7 +96,8 @@ class PlannerBinding:
             self._models[mkey] = model
         plan = plan_chains(features, bounds, family=family or None, dims=self.dims, k=k,
                            seed=seed, outcomes=self._outcomes[1], operators=ops,
-                           effects=self.effects, stats=self.stats, memo=memo, model=model)
+                           effects=self.effects, stats=self.stats, memo=memo, model=model,
+                           applicable=only or ())
         # Only chains predicted to reach the bin: a chain that merely gets closer lands its
         # candidate in another bin, which the campaign would pay a full verification to learn
         # (on the demo, 99 of 160 candidates: histograms keep their atomics, SpMV its

@@ -170,18 +170,26 @@ class EffectModel:
                 if family is not None and o.family == family:
                     self._own.setdefault(key, Counter())[after] += 1
 
-    def success_rate(self, op: str) -> float:
-        """Chance that applying ``op`` gives an equivalent variant, for this family."""
+    def success_rate(self, op: str, known_to_apply: bool = False) -> float:
+        """Chance that applying ``op`` gives an equivalent variant, for this family.
+
+        Args:
+            op: The operator.
+            known_to_apply: A dry run showed that ``op`` applies to the program: only the
+                chance that its variant is equivalent is left (the corpus-wide share of
+                programs it applies to would otherwise rank an operator made for few kernel
+                shapes below any general one, on exactly the kernels it was made for).
+        """
         st = self.stats.operators.get(op)
         if st is None:
             prior = 0.25  # never measured: possible, not likely
         else:
-            prior = ((st.applied + 1) / (st.tried + 2)) * ((st.equivalent + 1)
-                                                          / (st.variants + 2))
+            applies = 1.0 if known_to_apply else (st.applied + 1) / (st.tried + 2)
+            prior = applies * ((st.equivalent + 1) / (st.variants + 2))
             if self.family and st.families_equivalent and \
                     self.family not in st.families_equivalent:
                 prior *= 0.5  # never shown equivalent on this family
-        if self.applies(op) is False:
+        if self.applies(op) is False and not known_to_apply:
             prior *= NEVER_APPLIED_FACTOR
         s, n = self._tally.get(op, (0, 0))
         return (s + 2 * prior) / (n + 2)

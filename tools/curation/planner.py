@@ -17,7 +17,7 @@ for the Synthesizer to try an LLM rewrite instead, or for an infeasibility proof
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
@@ -110,7 +110,8 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
                 k: int = 10, seed: int = 0, memory: MemoryStore | None = None,
                 effects: EffectsTable | None = None,
                 memo: dict[tuple[str, ...], Effect] | None = None,
-                model: EffectModel | None = None) -> Plan:
+                model: EffectModel | None = None,
+                applicable: Collection[str] = ()) -> Plan:
     """Rank operator chains that move a program toward ``target``.
 
     Args:
@@ -133,6 +134,8 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
         model: An effect model already built for these axes, family, tables and outcomes
             (with ``operators`` or more): indexing the evidence is most of a plan's cost, so
             a caller planning many programs builds it once (:func:`effect_model`).
+        applicable: Operators a dry run showed to apply to this program: their first step
+            is rated by equivalence alone (``EffectModel.success_rate``).
 
     Raises:
         ValueError: ``max_length`` outside 1-3, ``k`` < 1, or an empty target.
@@ -161,6 +164,7 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
     rng = random.Random(seed)
     tie = {op: rng.random() for op in ops}
     rates = {op: model.success_rate(op) for op in ops}
+    first_rates = {op: model.success_rate(op, known_to_apply=op in applicable) for op in ops}
     moved_axes: set[str] = set()
     found: list[tuple[tuple[Any, ...], Any]] = []
     # Breadth first, keeping the BEAM most promising states of each depth: with a few dozen
@@ -186,8 +190,9 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
                 if eff.levels == levels or eff.levels in seen:
                     continue  # a step that changes nothing, or undoes an earlier one
                 moved_axes.update(a for a in axes if eff.levels.get(a) != levels.get(a))
-                p = prob * rates[op] * eff.confidence
-                steps = (*chain, (op, eff.levels, eff.basis, rates[op], eff.confidence))
+                rate = first_rates[op] if depth == 0 else rates[op]
+                p = prob * rate * eff.confidence
+                steps = (*chain, (op, eff.levels, eff.basis, rate, eff.confidence))
                 d = distance(eff.levels, target)
                 rank = (d > 0, d, -round(p, 9), len(steps), [tie[s[0]] for s in steps])
                 if d < d0:

@@ -27,7 +27,9 @@ afterwards, up to floating-point reassociation. The operators here re-assign the
 
 ``stores_atomic`` stores every output element with ``atomicExch(&y[index], v)`` in any kernel,
 the store a policy writes when it is unsure that one thread owns an element
-(``pattern.sync`` = atomic_or_grid).
+(``pattern.sync`` = atomic_or_grid). ``loads_indirect`` reads a kernel's first global load
+through an index the thread wrote to its own shared-memory slot just before (an address that
+reads memory: indirect access), in any kernel, whatever its synchronization.
 
 None of them is meant to be fast; they put verified programs in access-pattern and
 synchronization bins of tasks whose kernels the one-thread-per-element operators
@@ -45,7 +47,7 @@ from dataclasses import dataclass
 import tree_sitter as ts
 
 from structcover.tools.mutations._loops import Loop, breaks_out, canonical, pragma_before
-from structcover.tools.mutations._mapping import atomic_text
+from structcover.tools.mutations._mapping import atomic_text, pure_index
 from structcover.tools.mutations._tree import (
     Src,
     assigned_names,
@@ -54,6 +56,7 @@ from structcover.tools.mutations._tree import (
     indent_of,
     kernels,
     parse,
+    pointer_params,
     splice,
 )
 from structcover.tools.mutations.base import Builder, MutationResult, operator
@@ -323,5 +326,91 @@ def stores_atomic(program: str) -> MutationResult:
     return b.done()
 
 
+#: The block's linear thread index: every thread of any block shape has its own slot.
+_LINEAR_TID = "threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)"
+#: Slots of the index array: the most threads a CUDA block can have.
+_SLOTS = 1024
+#: Statements a load's index can be computed just before (a loop or branch header cannot).
+_PLAIN_STATEMENTS = ("expression_statement", "declaration", "return_statement")
+
+
+def _global_pointers(src: Src, kernel: ts.Node) -> set[str]:
+    """The kernel's pointer parameters and the local pointers declared in it (``const float*
+    xr = x + r * cols;``), the names a global read goes through."""
+    names = set(pointer_params(src, kernel))
+    body = kernel.child_by_field_name("body")
+    for decl in find(body, "declaration") if body is not None else []:
+        if "__shared__" in src.of(decl):
+            continue
+        for ptr in find(decl, "pointer_declarator"):
+            if ptr.parent is not None and ptr.parent.type == "init_declarator":
+                names.add(src.of(ptr.child_by_field_name("declarator")))
+    return names
+
+
+def _first_read(src: Src, kernel: ts.Node) -> tuple[ts.Node, ts.Node, str] | None:
+    """(the read ``p[index]``, the statement holding it, the index) of the kernel's first global
+    read whose side-effect-free index can be computed just before its statement."""
+    pointers = _global_pointers(src, kernel)
+    for sub in find(kernel, "subscript_expression"):
+        arg, idx = sub.child_by_field_name("argument"), sub.child_by_field_name("indices")
+        if arg is None or idx is None or src.of(arg) not in pointers:
+            continue
+        parent = sub.parent
+        if parent is not None and (parent.type in ("pointer_expression", "update_expression")
+                                   or (parent.type == "assignment_expression" and
+                                       parent.child_by_field_name("left") == sub)):
+            continue  # an address taken, or a write
+        index = src.of(idx)[1:-1].strip()
+        if not pure_index(index):
+            continue
+        stmt = sub
+        while stmt.parent is not None and stmt.parent.type != "compound_statement":
+            stmt = stmt.parent
+        if stmt.type in _PLAIN_STATEMENTS and stmt.parent is not None and \
+                not enclosing(stmt, "lambda_expression"):
+            return sub, stmt, index
+    return None
+
+
+@operator("loads_indirect", family="lane_loops")
+def loads_indirect(program: str) -> MutationResult:
+    """Read each kernel's first global load through its thread's shared-memory index slot:
+    ``ll_idx_[t] = index; ... p[ll_idx_[t]]`` (the same element; an address that reads memory
+    is indirect access). Each thread reads only the slot it wrote, so no barrier is needed
+    and the kernel's synchronization is unchanged.
+
+    Moves:
+        mem.global_indirect: up
+
+    Applies to kernels with a global read ``p[index]`` (a pointer parameter or a local
+    pointer) whose index has no call, assignment or subscript, in a plain statement (not a
+    loop or branch header).
+    """
+    src = parse(program)
+    b = Builder("loads_indirect", program)
+    if _OWN_NAMES.search(program):
+        return b.done("the program already uses ll_*_ names this operator declares")
+    edits: list[tuple[int, int, str]] = []
+    for kernel in kernels(src):
+        found, body = _first_read(src, kernel), kernel.child_by_field_name("body")
+        if found is None or body is None:
+            continue
+        sub, stmt, index = found
+        slot = f"ll_idx_[{_LINEAR_TID}]"
+        ind = indent_of(src, stmt)
+        edits += [(body.start_byte + 1, body.start_byte + 1,
+                   f"\n    __shared__ long long ll_idx_[{_SLOTS}];  // loads_indirect: "
+                   "one index slot per thread"),
+                  (stmt.start_byte, stmt.start_byte, f"{slot} = ({index});\n{ind}"),
+                  (sub.start_byte, sub.end_byte,
+                   f"{src.of(sub.child_by_field_name('argument'))}[{slot}]")]
+    if not edits:
+        return b.done("no global read p[index] with a side-effect-free index in a plain "
+                      "kernel statement")
+    b.add(splice(src.text, edits))
+    return b.done()
+
+
 __all__ = ["LaneLoop", "lane_loops", "lanes_chunked", "lanes_serial", "lanes_split",
-           "stores_atomic"]
+           "loads_indirect", "stores_atomic"]

@@ -18,10 +18,12 @@ def tree_to_shuffle(program: str) -> MutationResult:
         warp.shuffles: up
 
     Applies to ``for (int s = blockDim.x / 2; s > 0; s >>= 1) { if (tid < s) <combine
-    a[tid] with a[tid + s]>; __syncthreads(); }`` in a kernel launched with a constant
-    power-of-two block of at least 64 threads. The loop stops at 64 partials; warp 0 folds
-    them with ``__shfl_down_sync`` using the same combine, writes ``a[0]`` and a barrier
-    keeps the loop's postcondition (every thread may read ``a[0]``).
+    a[tid] with a[tid + s]>; __syncthreads(); }`` (or a constant first stride of half the
+    block) over ``__shared__`` memory, in a kernel or in a ``__device__`` helper that only
+    kernels call, where every launch reaching it has a constant 1-D power-of-two block of at
+    least 64 threads (so ``tid < 32`` is all of warp 0, as the shuffles need). The loop stops
+    at 64 partials; warp 0 folds them with ``__shfl_down_sync`` using the same combine, writes
+    ``a[0]`` and a barrier keeps the loop's postcondition (every thread may read ``a[0]``).
     """
     src = parse(program)
     b = Builder("tree_to_shuffle", program)
@@ -55,9 +57,11 @@ def tree_to_atomic(program: str) -> MutationResult:
     Moves:
         atomics.shared: up
 
-    Applies to tree reductions as for ``tree_to_shuffle`` whose combine is exactly
-    ``a[tid] += a[tid + s]`` (a sum: other operators have no float atomic). The summation
-    order changes, so results match within floating-point tolerance, not bit for bit.
+    Applies to tree reductions as for ``tree_to_shuffle`` (in kernels or ``__device__``
+    helpers) whose combine is exactly ``a[tid] += a[tid + s]`` (a sum: other operators have
+    no float atomic); the power-of-two block makes the tree cover every thread's partial, so
+    the atomics add the same ones. The summation order changes, so results match within
+    floating-point tolerance, not bit for bit.
     """
     src = parse(program)
     b = Builder("tree_to_atomic", program)

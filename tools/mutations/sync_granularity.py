@@ -25,9 +25,11 @@ def block_to_warp_sync(program: str) -> MutationResult:
     Moves:
         sync.warp_syncs: up
 
-    Applies to tree loops as recognised for ``tree_to_shuffle`` (constant power-of-two block
-    of at least 64). When code after the loop reads the array outside ``if (tid == 0)``, a
-    block barrier is kept after the warp steps so other warps see the result.
+    Applies to tree loops as recognised for ``tree_to_shuffle`` (in a kernel or a
+    ``__device__`` helper; constant 1-D power-of-two blocks of at least 64, so warp 0 is
+    whole for ``__syncwarp``). When code after the loop reads the array outside
+    ``if (tid == 0)``, or the loop is in a helper whose callers may read it, a block barrier
+    is kept after the warp steps so other warps see the result.
     """
     # the explicit full mask is the same as __syncwarp() on a GPU, and the CPU emulator's
     # macro rejects the empty argument list

@@ -203,6 +203,20 @@ def test_an_operator_that_never_applied_to_the_family_sinks(gemm: dict) -> None:
     assert model.success_rate("tile_smem") < model.success_rate("stage_smem_block")
 
 
+def test_an_operator_a_dry_run_showed_to_apply_is_rated_by_equivalence_alone() -> None:
+    from structcover.tools.curation.effects import EffectModel
+    from structcover.tools.mutations.base import registry
+    from structcover.tools.mutations.stats import OperatorStats, StatsTable
+
+    # applies to 1 program in 40 of the corpus, always equivalent where it applies
+    narrow = OperatorStats(operator="tile_smem", tried=40, applied=1, variants=1, equivalent=1)
+    table = StatsTable(operators={"tile_smem": narrow})
+    ops = {k: v for k, v in registry().items() if k == "tile_smem"}
+    model = EffectModel(ops, ["pattern.sync"], stats=table)
+    assert model.success_rate("tile_smem") < 0.1
+    assert model.success_rate("tile_smem", known_to_apply=True) == pytest.approx(2 / 3)
+
+
 def test_a_shared_memo_predicts_each_chain_once_and_plans_the_same(gemm: dict) -> None:
     targets = [{"pattern.reuse": "smem_tiling", "pattern.sync": "block"},
                {"pattern.reuse": "none", "pattern.sync": "warp"},

@@ -121,3 +121,34 @@ def test_lane_loop_operators_not_applicable():
     # the tree reduction accumulates into its output with atomicAdd, not a plain store
     assert "no output element stored" in not_applicable("stores_atomic", "reduction",
                                                         "reference")
+
+
+def test_loads_indirect_variants_verify(cpu_backend):
+    verify_operator("loads_indirect", [("reduction", "two_pass_scratch"),
+                                       ("prefix_scan", "hillis_steele"),
+                                       ("layernorm", "warp_per_row")], cpu_backend)
+
+
+@pytest.mark.parametrize(("family", "name", "sync"), [
+    ("reduction", "two_pass_scratch", "block"), ("prefix_scan", "reference", "none"),
+    ("prefix_scan", "warp_shuffle", "block_and_warp"), ("softmax", "online_warp", "warp"),
+    ("histogram", "smem_privatized", "atomic_or_grid")])
+def test_loads_indirect_lands_in_indirect_and_keeps_sync(family, name, sync):
+    source = program(family, name)[0]
+    assert _levels(source)[1] == sync
+    variant = get_operator("loads_indirect").func(source).variants[0].source
+    assert _levels(variant) == ("indirect", sync)
+    # the thread writes its own slot right before the read: no barrier was added
+    assert variant.count("__syncthreads") == source.count("__syncthreads")
+
+
+def test_loads_indirect_leaves_headers_and_writes_alone():
+    # the only reads sit in a loop header and a for body without braces: no plain statement
+    # to compute the index before, so nothing applies
+    source = ("__global__ void k(const int* p, const float* x, float* y, int n) {\n"
+              "    for (int j = p[0]; j < n; ++j) y[j] = x[j];\n}\n")
+    assert get_operator("loads_indirect").func(source).not_applicable
+    source = ("__global__ void k(const float* x, float* y, int n) {\n"
+              "    const int i = threadIdx.x;\n    y[i] = 2.0f * x[i];\n}\n")
+    variant = get_operator("loads_indirect").func(source).variants[0].source
+    assert "y[i] = 2.0f * x[ll_idx_[" in variant  # the read, never the write

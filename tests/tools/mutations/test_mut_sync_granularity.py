@@ -6,6 +6,26 @@ def test_block_to_warp_sync_variants_verify(cpu_backend):
                                            ("softmax", "block_smem_tree")], cpu_backend)
 
 
+def test_block_to_warp_sync_in_device_helpers_verify(cpu_backend):
+    verify_operator("block_to_warp_sync", [("reduction", "two_pass_scratch"),
+                                           ("layernorm", "block_smem_tree")], cpu_backend)
+
+
+def test_block_to_warp_sync_keeps_barrier_after_device_helper_tree():
+    from mutation_cases import program
+
+    from structcover.tools.features.extract import extract_features
+    from structcover.tools.mutations.sync_granularity import block_to_warp_sync
+
+    # the helper's callers read the array's total in every thread: the warp steps must be
+    # followed by a block barrier before `return s[0]`
+    source, _ = program("reduction", "two_pass_scratch")
+    (variant,) = block_to_warp_sync(source).variants
+    tail = variant.source[variant.source.index("__syncwarp"):variant.source.index("return s[0]")]
+    assert "__syncthreads();" in tail
+    assert extract_features(variant.source).values["pattern.sync"] == "block_and_warp"
+
+
 def test_warp_to_block_sync_variants_verify(cpu_backend):
     verify_operator("warp_to_block_sync", [("reduction", "reduce_syncwarp")], cpu_backend)
 
