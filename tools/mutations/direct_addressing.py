@@ -4,7 +4,7 @@ memory, while the loaded values still decide *which* elements count.
 
 * A loop that starts at a loaded offset, ``for (k = begin + L; k < end; k += S)`` (``begin``
   read from memory, ``L`` a lane part or nothing), starts at the lane instead and skips the
-  iterations below the offset: ``for (k = L; k < end; k += S) if (k >= begin) {...}``. Over
+  iterations below the offset: ``for (k = L; k < end; k += S) if (k >= begin) ...``. Over
   the lanes ``0 .. S-1`` that visits ``[begin, end)`` once, as before (each ``k`` by lane
   ``k mod S`` now), for any ``begin >= 0``.
 * A gather ``A[key]`` whose key reads memory is replaced by a search: count ``c`` from 0 to
@@ -81,8 +81,10 @@ def _loop_edits(src: Src, kernel: ts.Node, names: _Names, k: list[int]) -> list[
              f"const {loop.ctype} da_lo{n}_ = {' + '.join(offset)};  // direct_addressing: "
              "the loaded offset decides which iterations count, not where they read\n" + ind),
             (init.start_byte, init.end_byte, f"{loop.ctype} {loop.var} = {lane};"),
+            # A guard, not a ``continue``: the body stays free of jumps, which the
+            # one-thread-per-element operators require of what they re-map afterwards.
             (body.start_byte, body.end_byte,
-             f"{{\n{ind}    if ({loop.var} < da_lo{n}_) continue;\n{ind}    {body_text}\n{ind}}}"),
+             f"if ({loop.var} >= da_lo{n}_) {body_text}"),
         ]
     return edits
 

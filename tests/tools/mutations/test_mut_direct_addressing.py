@@ -35,10 +35,20 @@ def test_direct_addressing_keeps_the_lane_and_searches_the_gather():
     source = program("spmv_csr", "warp_per_row")[0]
     variant = get_operator("direct_addressing").func(source).variants[0].source
     # the lane loop starts at its lane and skips below the loaded offset
-    assert "for (int k = lane; k < end; k += 32) {" in variant
-    assert "if (k < da_lo0_) continue;" in variant
+    assert "for (int k = lane; k < end; k += 32) if (k >= da_lo0_) {" in variant
     # the gather reads x at a counter equal to the loaded key
     assert "if (da_c0_ == da_key0_) da_val0_ = x[da_c0_];" in variant
+
+
+def test_the_one_thread_per_element_operators_re_map_a_directly_addressed_kernel():
+    from structcover.tools.mutations.base import dry_run
+
+    source = get_operator("direct_addressing").func(program("spmv_csr", "reference")[0])
+    variant = source.variants[0].source
+    assert _levels(variant) == ("coalesced", "none")
+    with dry_run():
+        for op in ("map_strided_block", "map_broadcast_warp", "map_mixed_none"):
+            assert get_operator(op).func(variant).variants, op
 
 
 def test_direct_addressing_leaves_barrier_loops_and_dense_kernels_alone():
