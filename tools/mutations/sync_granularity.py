@@ -7,10 +7,13 @@ import re
 from structcover.tools.mutations._reduction import combine_text, only_tid0_reads_after, tree_loops
 from structcover.tools.mutations._tree import (
     Src,
+    block_dims,
     find,
     indent_block,
     indent_of,
     is_kernel,
+    launch_config,
+    launches,
     parse,
     splice,
 )
@@ -115,4 +118,60 @@ def warp_to_block_sync(program: str) -> MutationResult:
     if not edits:
         return b.done("no __syncwarp() that every thread of the block reaches")
     b.add(splice(src.text, edits))
+    return b.done()
+
+
+#: ``__syncthreads`` variants that also reduce a predicate: no ``__syncwarp`` equivalent here.
+_PREDICATE_BARRIERS = re.compile(r"__syncthreads_(?:count|and|or)\b")
+
+
+@operator("block_to_one_warp", family="sync_granularity")
+def block_to_one_warp(program: str) -> MutationResult:
+    """Launch every kernel with one warp per block (32 threads) and make its block barriers
+    warp barriers: a block that is one warp synchronizes with ``__syncwarp``.
+
+    Moves:
+        sync.block_barriers: down
+        sync.warp_syncs: up
+
+    Applies to programs with block barriers whose every launch has a constant 1-D block of
+    32 threads or more, written as a literal or a named integer constant the block-size
+    operator can edit (the grid math and everything sized by a named constant follow it), and
+    without ``__syncthreads_count/and/or``. Whether the kernels compute the same with 32
+    threads per block (a tree that starts at a fixed stride of 64 would not) is the
+    verifier's question.
+    """
+    # launch_config imports this module's neighbours only: a function-level import keeps
+    # the operator modules free of an import cycle
+    from structcover.tools.mutations.launch_config import _edits_for
+
+    src = parse(program)
+    b = Builder("block_to_one_warp", program)
+    if "__syncthreads" not in program or _PREDICATE_BARRIERS.search(program):
+        return b.done("no plain __syncthreads() barrier to make a warp barrier")
+    edits: dict[int, tuple[int, int, str]] = {}
+    for call in launches(src):
+        dims = block_dims(src, call) if len(launch_config(call)) >= 2 else None
+        if dims is None or len([d for d in dims if d != 1]) > 1 or dims[0] < 32:
+            return b.done("a launch whose block is not a constant 1-D size of 32 or more")
+        if dims[0] == 32:
+            continue
+        found = _edits_for(src, call, 32 / dims[0])
+        if found is None:
+            return b.done("a launch's block size is not a constant this operator can edit "
+                          "consistently")
+        for start, end, text in found:
+            if start in edits and edits[start][2] != text:
+                return b.done("two launches size their blocks from one constant differently")
+            edits[start] = (start, end, text)
+    for fn in find(src.root, "function_definition"):
+        if is_kernel(fn) or "__device__" in src.of(fn)[:src.of(fn).find("(")]:
+            for call in find(fn, "call_expression"):
+                if src.of(call.child_by_field_name("function")) == "__syncthreads":
+                    # the explicit full mask: the CPU emulator's macro rejects ``()``
+                    edits[call.start_byte] = (call.start_byte, call.end_byte,
+                                              "__syncwarp(0xffffffff)")
+    if not any(t == "__syncwarp(0xffffffff)" for _, _, t in edits.values()):
+        return b.done("no __syncthreads() call in device code")
+    b.add(splice(src.text, list(edits.values())))
     return b.done()
