@@ -15,7 +15,7 @@ from structcover.tools.mutations.stats import (
 EXPECTED_MODULES = {"unroll", "fusion", "smem_promotion", "vectorize", "sync_granularity",
                     "parallel_strategy", "reduction_strategy", "launch_config", "padding",
                     "thread_mapping", "lane_loops",
-                    "direct_addressing"}
+                    "direct_addressing", "ownership"}
 
 
 def test_every_operator_declares_moves_and_when_it_does_not_apply():
@@ -99,7 +99,9 @@ def test_compute_stats_without_backend_counts_variants_as_unverified(tmp_path):
 #: Operators whose pattern only some task kinds have, with the families the corpus has of
 #: them and why.
 _NARROW = {"direct_addressing": (1, "only gather-bound tasks load their addresses; the corpus "
-                                    "has one such family, CSR SpMV (three tasks)")}
+                                    "has one such family, CSR SpMV (three tasks)"),
+           "atomics_to_owner": (1, "only scatter tasks add into outputs with atomics per "
+                                   "element; the corpus has one, the histogram")}
 
 
 def test_shipped_stats_cover_every_operator_on_three_families():
