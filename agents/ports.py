@@ -9,6 +9,7 @@ these. The campaign runner (``structcover.campaign``) binds them to the real too
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -115,10 +116,13 @@ class PlannerTool(Protocol):
     """Operator chains that move a program toward a bin."""
 
     def plan(self, features: dict[str, Any], bounds: dict[str, str], *, seed: int, k: int,
-             family: str = "", operators: frozenset[str] | None = None) -> list[list[str]]:
+             family: str = "", operators: frozenset[str] | None = None,
+             first_steps: Mapping[str, Mapping[str, Any]] | None = None) -> list[list[str]]:
         """Up to ``k`` chains (1-3 operator names) predicted to reach ``bounds``, best first;
         empty when none does. ``operators`` limits the search to those names (the ones that
-        apply to the parent); None: every registered operator."""
+        apply to the parent); None: every registered operator. ``first_steps``: the feature
+        values each operator's variant of the parent really has (:meth:`MutateTool.first_steps`),
+        which replace the first step's prediction."""
 
 
 class MutateTool(Protocol):
@@ -133,6 +137,10 @@ class MutateTool(Protocol):
     def applies(self, source: str, chain: list[str], *, seed: int) -> bool:
         """Whether :meth:`apply` would yield a program, decided cheaply (no compile): a
         chain that does not apply to a parent is not worth an attempt."""
+
+    def first_steps(self, source: str) -> dict[str, dict[str, Any]]:
+        """The feature values of each applicable operator's variant of ``source``, decided
+        cheaply (no compile): where one step really lands, for the planner's first step."""
 
 
 class VerifyTool(Protocol):

@@ -57,10 +57,15 @@ class OfflineSynthesisPolicy:
             only = tools.mutate.applicable(parent.source)
             if not only:
                 continue
+            # Where each operator's variant of this parent really lands (dry runs and
+            # extraction, no compile): the planner's evidence is by level, and one operator's
+            # effect at a level differs between programs (direct_addressing leaves a scalar
+            # CSR kernel indirect when its loop is not canonical, and clears it otherwise).
             chains = tools.planner.plan(parent.features, target["bounds"], seed=target["seed"],
                                         k=self.chains_per_parent,
                                         family=tools.family_of.get(target["task"], ""),
-                                        operators=only)
+                                        operators=only,
+                                        first_steps=tools.mutate.first_steps(parent.source))
             for c, chain in enumerate(chains):
                 ranked.append((int(any(op in bad for op in chain)), p + c, p, parent, chain))
         ranked.sort(key=lambda r: (r[0], r[1], r[2]))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +38,8 @@ class PlannerBinding:
     _cached_for: dict[str, int] = field(default_factory=dict)
 
     def plan(self, features: dict[str, Any], bounds: dict[str, str], *, seed: int, k: int,
-             family: str = "", operators: frozenset[str] | None = None) -> list[list[str]]:
+             family: str = "", operators: frozenset[str] | None = None,
+             first_steps: Mapping[str, Mapping[str, Any]] | None = None) -> list[list[str]]:
         """Ranked operator chains toward ``bounds`` (memory's operator outcomes included).
 
         A family's plans are kept until memory records another outcome *of that family*:
@@ -54,17 +56,22 @@ class PlannerBinding:
         feats = sorted(features.items())
         only = sorted(operators) if operators is not None else None
         plans = self.cache.setdefault(family, {})
-        key = json.dumps([feats, sorted(bounds.items()), seed, k, only], default=str)
+        # Two programs with one feature vector may still differ in where an operator lands.
+        landed = sorted((op, sorted((a, str(v)) for a, v in vals.items()
+                                    if a.startswith("pattern.") or a in bounds))
+                        for op, vals in (first_steps or {}).items())
+        key = json.dumps([feats, sorted(bounds.items()), seed, k, only, landed], default=str)
         if key not in plans:
             memo = self.memos.setdefault(family, {}).setdefault(
-                json.dumps([feats, sorted(bounds), only], default=str), {})
+                json.dumps([feats, sorted(bounds), only, landed], default=str), {})
             plans[key] = self._plan(features, bounds, seed=seed, k=k, family=family, memo=memo,
-                                    only=operators)
+                                    only=operators, first_steps=first_steps)
         return [list(c) for c in plans[key]]
 
     def _plan(self, features: dict[str, Any], bounds: dict[str, str], *, seed: int, k: int,
               family: str, memo: dict[tuple[str, ...], Any],
-              only: frozenset[str] | None = None) -> list[list[str]]:
+              only: frozenset[str] | None = None,
+              first_steps: Mapping[str, Mapping[str, Any]] | None = None) -> list[list[str]]:
         from structcover.tools.curation.effects_table import load_effects
         from structcover.tools.curation.planner import plan_chains
         from structcover.tools.mutations.stats import load_stats
@@ -97,7 +104,7 @@ class PlannerBinding:
         plan = plan_chains(features, bounds, family=family or None, dims=self.dims, k=k,
                            seed=seed, outcomes=self._outcomes[1], operators=ops,
                            effects=self.effects, stats=self.stats, memo=memo, model=model,
-                           applicable=only or ())
+                           applicable=only or (), first_steps=first_steps)
         # Only chains predicted to reach the bin: a chain that merely gets closer lands its
         # candidate in another bin, which the campaign would pay a full verification to learn
         # (on the demo, 99 of 160 candidates: histograms keep their atomics, SpMV its

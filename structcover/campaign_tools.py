@@ -316,6 +316,8 @@ class RegistryMutate:
     dry: dict[tuple[str, tuple[str, ...], int], bool] = field(default_factory=dict)
     #: source hash -> the operators that apply to it (dry runs).
     ops_for: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: source hash -> operator -> feature values of its first dry variant.
+    firsts: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def apply(self, source: str, chain: list[str], *, seed: int) -> list[MutantSource]:
         """Every distinct final program of the chain (operators that do not apply end it)."""
@@ -335,6 +337,23 @@ class RegistryMutate:
                 self.ops_for[key] = frozenset(n for n in registry()
                                               if apply_operator(n, source))
         return self.ops_for[key]
+
+    def first_steps(self, source: str) -> dict[str, dict[str, Any]]:
+        """Feature values of each applicable operator's first variant of ``source`` (a dry
+        run and an extraction each, once per program for the whole campaign)."""
+        from structcover.tools.features.extract import extract_features
+        from structcover.tools.mutations.base import dry_run
+
+        key = content_hash(source)
+        if key not in self.firsts:
+            out: dict[str, dict[str, Any]] = {}
+            with dry_run():
+                for name in sorted(self.applicable(source)):
+                    variants = apply_operator(name, source)
+                    if variants:
+                        out[name] = dict(extract_features(variants[0]).values)
+            self.firsts[key] = out
+        return self.firsts[key]
 
     def applies(self, source: str, chain: list[str], *, seed: int) -> bool:
         """Whether the chain yields any program from ``source``, decided without compiling

@@ -127,8 +127,8 @@ class FakeMemory:
 
 class FakePlanner:
     def plan(self, features: dict[str, Any], bounds: dict[str, str], *, seed: int,
-             k: int, family: str = "", operators: frozenset[str] | None = None
-             ) -> list[list[str]]:
+             k: int, family: str = "", operators: frozenset[str] | None = None,
+             first_steps: Any = None) -> list[list[str]]:
         need = [op for axis, lvl in sorted(bounds.items()) if features.get(axis) != lvl
                 for op, (a, v) in OPS.items() if a == axis and v == lvl]
         return [need] if need else []
@@ -146,6 +146,9 @@ class FakeMutate:
 
     def applicable(self, source):  # type: ignore[no-untyped-def]
         return frozenset(OPS)
+
+    def first_steps(self, source):  # type: ignore[no-untyped-def]
+        return None  # landings unknown: the planner predicts every step
 
     def applies(self, source: str, chain: list[str], *, seed: int) -> bool:
         return bool(self.apply(source, chain, seed=seed))

@@ -78,7 +78,7 @@ def test_synthesizer_never_repeats_what_memory_tried() -> None:
 
 
 class _TwoChains(FakePlanner):
-    def plan(self, features, bounds, *, seed, k, family="", operators=None):  # type: ignore[no-untyped-def]
+    def plan(self, features, bounds, *, seed, k, family="", operators=None, first_steps=None):  # type: ignore[no-untyped-def]
         return [["to_warp"], ["add_block_sync", "to_warp"]][:k]
 
 
@@ -118,6 +118,9 @@ class _OnlyPlainParents:
     def applicable(self, source):  # type: ignore[no-untyped-def]
         return self.inner.applicable(source)  # every operator "applies"; its chains do not
 
+    def first_steps(self, source):  # type: ignore[no-untyped-def]
+        return None
+
     def applies(self, source, chain, *, seed):  # type: ignore[no-untyped-def]
         return "plain" in source
 
@@ -150,7 +153,7 @@ class _CountingPlanner(FakePlanner):
     def __init__(self) -> None:
         self.asked: list[frozenset[str] | None] = []
 
-    def plan(self, features, bounds, *, seed, k, family="", operators=None):  # type: ignore[no-untyped-def]
+    def plan(self, features, bounds, *, seed, k, family="", operators=None, first_steps=None):  # type: ignore[no-untyped-def]
         self.asked.append(operators)
         return super().plan(features, bounds, seed=seed, k=k, family=family)
 
@@ -158,6 +161,9 @@ class _CountingPlanner(FakePlanner):
 class _NothingApplies(_OnlyPlainParents):
     def applicable(self, source):  # type: ignore[no-untyped-def]
         return frozenset({"to_smem"}) if "plain" in source else frozenset()
+
+    def first_steps(self, source):  # type: ignore[no-untyped-def]
+        return None  # landings unknown: the planner predicts every step
 
 
 def test_parents_are_planned_only_with_the_operators_that_apply_to_them() -> None:

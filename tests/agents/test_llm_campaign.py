@@ -122,7 +122,7 @@ def test_llm_writes_a_verified_program(prepared, tmp_path: Path) -> None:  # noq
 
 
 class _Planner:
-    def plan(self, features, bounds, *, seed, k, family="", operators=None):  # type: ignore[no-untyped-def]
+    def plan(self, features, bounds, *, seed, k, family="", operators=None, first_steps=None):  # type: ignore[no-untyped-def]
         return [["toward"]]
 
 
@@ -135,6 +135,9 @@ class _Mutate:
 
     def applicable(self, source):  # type: ignore[no-untyped-def]
         return frozenset({"toward"})
+
+    def first_steps(self, source):  # type: ignore[no-untyped-def]
+        return None
 
     def applies(self, source, chain, *, seed):  # type: ignore[no-untyped-def]
         return bool(self.apply(source, chain, seed=seed))

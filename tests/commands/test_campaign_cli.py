@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 
 
 class _Planner:
-    def plan(self, features, bounds, *, seed, k, family="", operators=None):  # type: ignore[no-untyped-def]
+    def plan(self, features, bounds, *, seed, k, family="", operators=None, first_steps=None):  # type: ignore[no-untyped-def]
         target = ",".join(f"{a}={v}" for a, v in sorted(bounds.items()))
         return [[f"toward[{target}]#{i}"] for i in range(2)][:k]
 
@@ -35,6 +35,9 @@ class _Mutate:
 
     def applicable(self, source):  # type: ignore[no-untyped-def]
         return frozenset({"toward"})  # the fake planner ignores the set
+
+    def first_steps(self, source):  # type: ignore[no-untyped-def]
+        return None  # landings unknown: the planner predicts every step
 
     def applies(self, source, chain, *, seed):  # type: ignore[no-untyped-def]
         return bool(self.apply(source, chain, seed=seed))

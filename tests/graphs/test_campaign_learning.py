@@ -91,6 +91,9 @@ class Mutate:
     def applicable(self, source):  # type: ignore[no-untyped-def]
         return frozenset(TRUTH)
 
+    def first_steps(self, source):  # type: ignore[no-untyped-def]
+        return None  # landings unknown: the planner predicts every step
+
     def applies(self, source: str, chain: list[str], *, seed: int) -> bool:
         return bool(self.apply(source, chain, seed=seed))
 

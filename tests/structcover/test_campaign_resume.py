@@ -39,7 +39,7 @@ def maybe_die(point):
         os.kill(os.getpid(), signal.SIGKILL)
 
 class Planner:
-    def plan(self, features, bounds, *, seed, k, family="", operators=None):
+    def plan(self, features, bounds, *, seed, k, family="", operators=None, first_steps=None):
         target = ",".join(f"{a}={v}" for a, v in sorted(bounds.items()))
         return [[f"toward[{target}]#{i}"] for i in range(3)][:k]
 
@@ -51,6 +51,9 @@ class Mutate:
 
     def applicable(self, source):  # type: ignore[no-untyped-def]
         return frozenset({"toward"})  # the fake planner ignores the set
+
+    def first_steps(self, source):  # type: ignore[no-untyped-def]
+        return None  # landings unknown: the planner predicts every step
 
     def applies(self, source, chain, *, seed):
         return bool(self.apply(source, chain, seed=seed))

@@ -111,7 +111,8 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
                 effects: EffectsTable | None = None,
                 memo: dict[tuple[str, ...], Effect] | None = None,
                 model: EffectModel | None = None,
-                applicable: Collection[str] = ()) -> Plan:
+                applicable: Collection[str] = (),
+                first_steps: Mapping[str, Mapping[str, Any]] | None = None) -> Plan:
     """Rank operator chains that move a program toward ``target``.
 
     Args:
@@ -136,6 +137,10 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
             a caller planning many programs builds it once (:func:`effect_model`).
         applicable: Operators a dry run showed to apply to this program: their first step
             is rated by equivalence alone (``EffectModel.success_rate``).
+        first_steps: Feature values of each operator's variant of this program, from a dry
+            run: the first step lands there (confidence 1) instead of where the evidence by
+            level predicts; an operator missing from it does not start a chain. The memo is
+            not used for these steps.
 
     Raises:
         ValueError: ``max_length`` outside 1-3, ``k`` < 1, or an empty target.
@@ -182,11 +187,17 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
         for chain, levels, vals, seen, prob in frontier:
             for op in ops:
                 path = (*(s[0] for s in chain), op)
-                eff = memo.get(path) if memo is not None else None
-                if eff is None:
-                    eff = model.predict(op, levels, vals)
-                    if memo is not None:
-                        memo[path] = eff
+                eff: Effect | None
+                if depth == 0 and first_steps is not None:
+                    if op not in first_steps:
+                        continue
+                    eff = _landed(first_steps[op], axes, dims)
+                else:
+                    eff = memo.get(path) if memo is not None else None
+                    if eff is None:
+                        eff = model.predict(op, levels, vals)
+                        if memo is not None:
+                            memo[path] = eff
                 if eff.levels == levels or eff.levels in seen:
                     continue  # a step that changes nothing, or undoes an earlier one
                 moved_axes.update(a for a in axes if eff.levels.get(a) != levels.get(a))
@@ -211,6 +222,14 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
                      + (f"; nothing moves {', '.join(plan.unmovable)}" if plan.unmovable
                         else ""))
     return plan
+
+
+def _landed(values: Mapping[str, Any], axes: Sequence[str],
+            dims: Mapping[str, Dimension] | None) -> Effect:
+    """The effect of a step whose result is known: the levels of its variant's values."""
+    levels = axis_levels(values, axes, dims)
+    levels.update({a: str(values[a]) for a in axes if isinstance(values.get(a), str)})
+    return Effect(levels=levels, values=dict(values), basis="observed", confidence=1.0)
 
 
 def _chain(raw: Sequence[tuple[str, dict[str, str], Basis, float, float]],

@@ -43,8 +43,16 @@ _OWN_NAMES = re.compile(r"\bda_\w+_\b")
 _LOAD = re.compile(r"[\w\])]\s*\[")
 
 
+#: A searched element: its value came from memory, though its declaration does not say so.
+_SEARCHED = re.compile(r"\bda_val\d+_\b")
+#: Gather passes: a gather whose key is itself a gather (``x[col_idx[k]]`` with a loaded
+#: ``k``) is searched for after its key is.
+_PASSES = 3
+
+
 def _reads_memory(names: _Names, expr: str) -> bool:
-    return bool(_LOAD.search(names.expand(expr)))
+    text = names.expand(expr)
+    return bool(_LOAD.search(text) or _SEARCHED.search(text))
 
 
 def _side_effect_free(expr: str) -> bool:
@@ -89,6 +97,16 @@ def _loop_edits(src: Src, kernel: ts.Node, names: _Names, k: list[int]) -> list[
     return edits
 
 
+def _has_gather(src: Src, node: ts.Node, params: dict[str, str], names: _Names) -> bool:
+    """True when a gather of a pointer parameter through a loaded key sits under ``node``."""
+    for sub in find(node, "subscript_expression"):
+        arg, idx = sub.child_by_field_name("argument"), sub.child_by_field_name("indices")
+        if arg is not None and idx is not None and src.of(arg) in params and \
+                _reads_memory(names, src.of(idx)[1:-1]):
+            return True
+    return False
+
+
 def _statement_of(node: ts.Node) -> ts.Node | None:
     """The statement holding ``node`` that code can be put before: one directly in a block,
     or a loop's or branch's single unbraced body statement."""
@@ -119,8 +137,9 @@ def _gather_edits(src: Src, kernel: ts.Node, names: _Names,
         if arg is None or idx is None or src.of(arg) not in params:
             continue
         key = src.of(idx)[1:-1].strip()
-        if not _reads_memory(names, key) or not _side_effect_free(key):
-            continue
+        if not _reads_memory(names, key) or not _side_effect_free(key) or \
+                _has_gather(src, idx, params, names):
+            continue  # innermost first: a gather in the key is searched for in this pass
         parent = sub.parent
         if parent is not None and (parent.type in ("pointer_expression", "update_expression")
                                    or (parent.type == "assignment_expression" and
@@ -183,12 +202,16 @@ def direct_addressing(program: str) -> MutationResult:
     # Gathers are found on the program with its loops rewritten, so the two edits never
     # overlap (a gather sits inside a rewritten loop's body).
     gather_src = splice(src.text, loop_edits) if loop_edits else program
-    src2 = parse(gather_src)
-    gather_edits: list[tuple[int, int, str]] = []
-    counter = [0]
-    for kernel in kernels(src2):
-        gather_edits += _gather_edits(src2, kernel, _Names(src2, kernel), counter)
-    if not loop_edits and not gather_edits:
+    text, counter, searched = gather_src, [0], False
+    for _ in range(_PASSES):
+        cur = parse(text)
+        gather_edits: list[tuple[int, int, str]] = []
+        for kernel in kernels(cur):
+            gather_edits += _gather_edits(cur, kernel, _Names(cur, kernel), counter)
+        if not gather_edits:
+            break
+        text, searched = splice(cur.text, gather_edits), True
+    if not loop_edits and not searched:
         return b.done("no loop starting at a loaded offset and no gather through a loaded key")
-    b.add(splice(src2.text, gather_edits) if gather_edits else gather_src)
+    b.add(text)
     return b.done()

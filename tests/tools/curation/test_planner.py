@@ -229,3 +229,31 @@ def test_a_shared_memo_predicts_each_chain_once_and_plans_the_same(gemm: dict) -
     assert filled > 0
     plan_chains(gemm, targets[0], family="gemm", memo=memo)
     assert len(memo) == filled  # nothing predicted again
+
+
+def test_a_dry_run_first_step_overrides_evidence_by_level() -> None:
+    # Memory saw direct_addressing leave two SpMV kernels indirect (a loop it cannot rewrite):
+    # by level, the planner then predicts "indirect stays indirect" for every SpMV kernel. The
+    # dry run of the scalar CSR kernel shows where its variant really lands.
+    from structcover.campaign_tools import RegistryMutate
+    from structcover.tools.mutations.base import registry
+
+    fam = next(f for f in load_corpus() if f.name == "spmv_csr")
+    source = fam.reference.source
+    values = dict(extract_features(source).values)
+    target = {"pattern.global_access": "coalesced", "pattern.sync": "none"}
+    seen = [OperatorOutcome(operator="direct_addressing", family="spmv_csr", success=True,
+                            stage="passed", round=1, program_id=f"p{n}",
+                            levels_before={"pattern.global_access": "indirect"},
+                            levels_after={"pattern.global_access": "indirect"})
+            for n in range(2)]
+    mutate = RegistryMutate()
+    ops = {k: v for k, v in registry().items() if k in mutate.applicable(source)}
+    blind = plan_chains(values, target, family="spmv_csr", outcomes=seen, operators=ops)
+    assert ["direct_addressing"] not in [c.operators for c in blind.chains]
+    firsts = mutate.first_steps(source)
+    assert firsts["direct_addressing"]["pattern.global_access"] == "coalesced"
+    seeing = plan_chains(values, target, family="spmv_csr", outcomes=seen, operators=ops,
+                         first_steps=firsts)
+    assert seeing.chains[0].operators == ["direct_addressing"]
+    assert seeing.chains[0].steps[0].confidence == 1.0

@@ -17,7 +17,8 @@ def _levels(source: str) -> tuple[str, str]:
 def test_direct_addressing_variants_verify(cpu_backend):
     verify_operator("direct_addressing", [("spmv_csr", "reference"),
                                           ("spmv_csr", "warp_per_row"),
-                                          ("spmv_csr", "block_per_row_smem")], cpu_backend)
+                                          ("spmv_csr", "block_per_row_smem"),
+                                          ("spmv_csr", "grid_stride_rows")], cpu_backend)
 
 
 @pytest.mark.parametrize(("name", "after"), [("reference", ("coalesced", "none")),
