@@ -92,6 +92,12 @@ class PlannerBinding:
         ops = every if only is None else {n: i for n, i in every.items() if n in only}
         if not ops:
             return []
+        if first_steps:
+            # The dry runs fix the first step; a later step may be any operator, since the
+            # first one rewrote the program (ownership makes a histogram a lane loop the lane
+            # operators take). Chains whose later steps do not apply are skipped by a dry run
+            # before they cost anything.
+            ops = every
         # One model per (family, axes) for the current outcomes, with every operator: indexing
         # the evidence was two thirds of each plan.
         mkey = (family, tuple(bounds))

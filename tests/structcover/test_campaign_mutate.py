@@ -69,3 +69,34 @@ def test_a_block_per_row_kernel_gets_a_plan_that_lands_in_its_missing_bin(access
             p = pattern_features(extract_features(mutant.source).values)
             landed.append((p["pattern.global_access"], p["pattern.sync"]))
     assert (access, sync) in landed, (chains[:3], landed)
+
+
+class _NoOutcomes:
+    """A memory store that has recorded no operator outcome yet."""
+
+    def count_operator_outcomes(self, family: str | None = None) -> int:
+        return 0
+
+    def operator_outcomes(self) -> list:
+        return []
+
+
+def test_a_rewritten_first_step_opens_operators_the_parent_does_not_take():
+    # The histogram's per-element atomics take no lane operator; once ownership rewrote it,
+    # its owner loop does: the campaign plans the pair, and the pair lands in the bin.
+    from structcover.campaign_bindings import bind_planner
+    from structcover.tools.features.extract import extract_features
+    from structcover.tools.features.structure import pattern_features
+
+    mutate = RegistryMutate()
+    source = _program("histogram", "reference")
+    only = mutate.applicable(source)
+    assert "atomics_to_owner" in only and "lanes_chunked" not in only
+    bounds = {"pattern.global_access": "strided", "pattern.sync": "none"}
+    chains = bind_planner(_NoOutcomes()).plan(
+        dict(extract_features(source).values), bounds, seed=0, k=4, family="histogram",
+        operators=only, first_steps=mutate.first_steps(source))
+    assert ["atomics_to_owner", "lanes_chunked"] in chains, chains
+    mutant = mutate.apply(source, ["atomics_to_owner", "lanes_chunked"], seed=0)[0]
+    p = pattern_features(extract_features(mutant.source).values)
+    assert (p["pattern.global_access"], p["pattern.sync"]) == ("strided", "none")
