@@ -42,6 +42,8 @@ class OfflineSynthesisPolicy:
     """Nearest parents x planner chains, feedback-aware ordering."""
 
     def __init__(self, chains_per_parent: int = 4) -> None:
+        # Twelve filled no more of the demo's bins than four (83.2 % against 83.5 %), at more
+        # planning and dry-run time.
         self.chains_per_parent = chains_per_parent
 
     def options(self, tools: Toolbox, target: TargetState,
