@@ -14,9 +14,9 @@ import pandas as pd
 from structcover.agents.diagnoser import Diagnoser
 from structcover.agents.ports import Toolbox
 from structcover.agents.synthesizer import Synthesizer
+from structcover.campaign_mutate import RegistryMutate
 from structcover.campaign_tools import (
     ArchiveCoverage,
-    RegistryMutate,
     SerialStore,
     StoreMemory,
     finite,

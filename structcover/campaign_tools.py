@@ -1,21 +1,19 @@
 """Bindings of the campaign's tool ports (``structcover.agents.ports``) to the real tools:
 per-task coverage over the frozen archive, the Chroma memory store, the operator-chain
-planner, the mutation operators and the candidate verification pipeline.
+planner and the candidate verification pipeline (the mutation operators: ``campaign_mutate``).
 
 Adapters only translate types; every analysis stays in ``tools``.
 """
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
-from structcover.agents.ports import GapMemory, MutantSource, Neighbour, OperatorEvent
+from structcover.agents.ports import GapMemory, Neighbour, OperatorEvent
 from structcover.graphs.state import GapState, TaskCoverageState
-from structcover.schema import content_hash
 from structcover.tools.coverage.archive import Archive
 from structcover.tools.coverage.bins import Bound
 
@@ -295,115 +293,3 @@ def _gap_memory(h: Any) -> GapMemory:
 _STAGES = {"ok": "passed", "novelty": "mutate", "no-candidate": "mutate", "compile": "compile",
            "structure": "structure", "anti-hacking": "hacking", "hacking": "hacking",
            "equivalence": "equivalence", "profile": "profile", "mutate": "mutate"}
-
-
-@dataclass
-class RegistryMutate:
-    """Apply operator chains with the registered mutation operators.
-
-    Each step keeps at most ``fanout`` variants (a seeded choice) so a chain of three
-    operators compiles at most ``fanout**3`` programs.
-    """
-
-    fanout: int = 2
-    #: (source hash, chain, seed) -> result: many gaps plan the same chain from the same
-    #: parent, and every operator application compiles its variants.
-    cache: dict[tuple[str, tuple[str, ...], int], list[MutantSource]] = field(
-        default_factory=dict)
-    #: A ``tools.executors`` executor (Ray) for the operator applications; None: here.
-    executor: Any = None
-    #: (source hash, chain, seed) -> whether the chain applies, from a dry run.
-    dry: dict[tuple[str, tuple[str, ...], int], bool] = field(default_factory=dict)
-    #: source hash -> the operators that apply to it (dry runs).
-    ops_for: dict[str, frozenset[str]] = field(default_factory=dict)
-    #: source hash -> operator -> feature values of its first dry variant.
-    firsts: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
-
-    def apply(self, source: str, chain: list[str], *, seed: int) -> list[MutantSource]:
-        """Every distinct final program of the chain (operators that do not apply end it)."""
-        key = (content_hash(source), tuple(chain), seed)
-        if key not in self.cache:
-            self.cache[key] = self._apply(source, chain, seed)
-        return list(self.cache[key])
-
-    def applicable(self, source: str) -> frozenset[str]:
-        """Every registered operator that yields a variant from ``source``, by dry runs (one
-        parse and text edit each, no compile), once per program for the whole campaign."""
-        from structcover.tools.mutations.base import dry_run, registry
-
-        key = content_hash(source)
-        if key not in self.ops_for:
-            with dry_run():
-                self.ops_for[key] = frozenset(n for n in registry()
-                                              if apply_operator(n, source))
-        return self.ops_for[key]
-
-    def first_steps(self, source: str) -> dict[str, dict[str, Any]]:
-        """Feature values of each applicable operator's first variant of ``source`` (a dry
-        run and an extraction each, once per program for the whole campaign)."""
-        from structcover.tools.features.extract import extract_features
-        from structcover.tools.mutations.base import dry_run
-
-        key = content_hash(source)
-        if key not in self.firsts:
-            out: dict[str, dict[str, Any]] = {}
-            with dry_run():
-                for name in sorted(self.applicable(source)):
-                    variants = apply_operator(name, source)
-                    if variants:
-                        out[name] = dict(extract_features(variants[0]).values)
-            self.firsts[key] = out
-        return self.firsts[key]
-
-    def applies(self, source: str, chain: list[str], *, seed: int) -> bool:
-        """Whether the chain yields any program from ``source``, decided without compiling
-        (:func:`~structcover.tools.mutations.base.dry_run`; here, not on the executor: a
-        parse and a text edit per step cost less than shipping the task)."""
-        from structcover.tools.mutations.base import dry_run
-
-        key = (content_hash(source), tuple(chain), seed)
-        if key in self.cache:
-            return bool(self.cache[key])
-        if key not in self.dry:
-            with dry_run():
-                self.dry[key] = bool(self._apply(source, chain, seed, local=True))
-        return self.dry[key]
-
-    def _apply(self, source: str, chain: list[str], seed: int,
-               local: bool = False) -> list[MutantSource]:
-        from structcover.tools.mutations.base import registry
-
-        ops = registry()
-        rng = random.Random(seed)
-        frontier = [source]
-        for name in chain:
-            if name not in ops:
-                return []
-            nxt: list[str] = []
-            steps = ([apply_operator(name, src) for src in frontier] if local
-                     else self._variants(name, frontier))
-            for variants in steps:
-                rng.shuffle(variants)
-                nxt += [v for v in variants[:self.fanout] if v not in nxt]
-            if not nxt:
-                return []
-            frontier = nxt
-        return [MutantSource(s, list(chain)) for s in frontier if s != source]
-
-    def _variants(self, name: str, frontier: list[str]) -> list[list[str]]:
-        """Each program's compiled variants under operator ``name``, in order: the step's
-        applications as one batch of executor tasks (each application compiles its variants),
-        or here. An application that killed its worker on every try gives none."""
-        if self.executor is None:
-            return [apply_operator(name, src) for src in frontier]
-        return [r if isinstance(r, list) else []
-                for r in self.executor.map(apply_operator, frontier, batch_size=1, shared=name)]
-
-
-def apply_operator(name: str, source: str) -> list[str]:
-    """The variants (compiled, see ``tools.mutations.base``) of one operator on one program
-    (module-level: an executor task)."""
-    from structcover.tools.mutations.embedded import run_operator
-
-    # A KernelBench candidate (Python) is mutated inside its load_inline CUDA and re-embedded.
-    return [v.source for v in run_operator(name, source).variants]

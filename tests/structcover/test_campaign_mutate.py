@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from structcover.campaign_tools import RegistryMutate
+from structcover.campaign_mutate import RegistryMutate
 from structcover.tools.data.corpus import load_corpus
 from structcover.tools.mutations import base
 

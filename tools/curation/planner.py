@@ -158,9 +158,7 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
     if model is None:
         model = effect_model(ops, axes, family=family, stats=stats, outcomes=outcomes,
                              dims=dims, effects=effects)
-    start = axis_levels(values, axes, dims)
-    # Levels the extractor already computed (pattern.* in values) are the truth for the start.
-    start.update({a: str(values[a]) for a in axes if isinstance(values.get(a), str)})
+    start = _levels(values, axes, dims)
     d0 = distance(start, target)
     plan = Plan(start_levels=start, target=dict(target), start_distance=d0, chains=[])
     if d0 == 0:
@@ -224,12 +222,20 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
     return plan
 
 
+def _levels(values: Mapping[str, Any], axes: Sequence[str],
+            dims: Mapping[str, Dimension] | None) -> dict[str, str]:
+    """Levels of extracted values: the levels the extractor computed (``pattern.*`` strings)
+    are the truth, the rules or dimensions place the rest."""
+    levels = axis_levels(values, axes, dims)
+    levels.update({a: str(values[a]) for a in axes if isinstance(values.get(a), str)})
+    return levels
+
+
 def _landed(values: Mapping[str, Any], axes: Sequence[str],
             dims: Mapping[str, Dimension] | None) -> Effect:
     """The effect of a step whose result is known: the levels of its variant's values."""
-    levels = axis_levels(values, axes, dims)
-    levels.update({a: str(values[a]) for a in axes if isinstance(values.get(a), str)})
-    return Effect(levels=levels, values=dict(values), basis="observed", confidence=1.0)
+    return Effect(levels=_levels(values, axes, dims), values=dict(values), basis="observed",
+                  confidence=1.0)
 
 
 def _chain(raw: Sequence[tuple[str, dict[str, str], Basis, float, float]],

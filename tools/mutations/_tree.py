@@ -220,6 +220,18 @@ def pointer_params(src: Src, fn: ts.Node) -> dict[str, str]:
     return out
 
 
+def is_read(sub: ts.Node) -> bool:
+    """True when the subscript expression ``sub`` reads its element: it is not an
+    assignment's target, an increment's operand or an address taken (``&p[i]``)."""
+    parent = sub.parent
+    if parent is None:
+        return True
+    if parent.type in ("pointer_expression", "update_expression"):
+        return False
+    return not (parent.type == "assignment_expression"
+                and parent.child_by_field_name("left") == sub)
+
+
 def assigned_names(src: Src, node: ts.Node) -> set[str]:
     """Names written under ``node``: ``x = ``, ``x += ``, ``x++``, ``a[i] = `` (gives ``a``)."""
     out: set[str] = set()

@@ -24,18 +24,19 @@ import re
 
 import tree_sitter as ts
 
+from structcover.tools.mutations._lanes import COLLECTIVE, Names, terms
 from structcover.tools.mutations._loops import canonical
 from structcover.tools.mutations._tree import (
     Src,
     find,
     indent_of,
+    is_read,
     kernels,
     parse,
     pointer_params,
     splice,
 )
 from structcover.tools.mutations.base import Builder, MutationResult, operator
-from structcover.tools.mutations.lane_loops import _COLLECTIVE, _Names, _terms
 
 #: Names the generated code declares.
 _OWN_NAMES = re.compile(r"\bda_\w+_\b")
@@ -50,7 +51,7 @@ _SEARCHED = re.compile(r"\bda_val\d+_\b")
 _PASSES = 3
 
 
-def _reads_memory(names: _Names, expr: str) -> bool:
+def _reads_memory(names: Names, expr: str) -> bool:
     text = names.expand(expr)
     return bool(_LOAD.search(text) or _SEARCHED.search(text))
 
@@ -61,7 +62,7 @@ def _side_effect_free(expr: str) -> bool:
         r"\w\s*\(|\+\+|--|<<=|>>=|(?<![=!<>])=(?!=)", expr)
 
 
-def _loop_edits(src: Src, kernel: ts.Node, names: _Names, k: list[int]) -> list[tuple[int, int,
+def _loop_edits(src: Src, kernel: ts.Node, names: Names, k: list[int]) -> list[tuple[int, int,
                                                                                      str]]:
     """Loops starting at a loaded offset: start at the lane part, skip below the offset."""
     edits = []
@@ -69,14 +70,14 @@ def _loop_edits(src: Src, kernel: ts.Node, names: _Names, k: list[int]) -> list[
     for node in find(kernel, "for_statement"):
         loop = canonical(src, node)
         if loop is None or loop.op != "<" or node.parent is None or \
-                node.parent.type != "compound_statement" or _COLLECTIVE.search(src.of(loop.body)) \
+                node.parent.type != "compound_statement" or COLLECTIVE.search(src.of(loop.body)) \
                 or any(d.start_byte <= node.start_byte < d.end_byte for d in done):
             continue  # a barrier in the body would see another trip count per lane
-        terms = _terms(loop.start)
-        offset = [t for t in terms if _reads_memory(names, t)]
+        parts = terms(loop.start)
+        offset = [t for t in parts if _reads_memory(names, t)]
         if not offset or not all(_side_effect_free(t) for t in offset):
             continue
-        lane = " + ".join(t for t in terms if t not in offset) or "0"
+        lane = " + ".join(t for t in parts if t not in offset) or "0"
         done.append(node)
         n = k[0]
         k[0] += 1
@@ -97,7 +98,7 @@ def _loop_edits(src: Src, kernel: ts.Node, names: _Names, k: list[int]) -> list[
     return edits
 
 
-def _has_gather(src: Src, node: ts.Node, params: dict[str, str], names: _Names) -> bool:
+def _has_gather(src: Src, node: ts.Node, params: dict[str, str], names: Names) -> bool:
     """True when a gather of a pointer parameter through a loaded key sits under ``node``."""
     for sub in find(node, "subscript_expression"):
         arg, idx = sub.child_by_field_name("argument"), sub.child_by_field_name("indices")
@@ -124,7 +125,7 @@ def _statement_of(node: ts.Node) -> ts.Node | None:
     return None
 
 
-def _gather_edits(src: Src, kernel: ts.Node, names: _Names,
+def _gather_edits(src: Src, kernel: ts.Node, names: Names,
                   k: list[int]) -> list[tuple[int, int, str]]:
     """Gathers ``A[key]`` with a loaded key: search ``c = 0 .. key`` for the element."""
     params = {n: " ".join(t.replace("const", " ").split())
@@ -140,10 +141,7 @@ def _gather_edits(src: Src, kernel: ts.Node, names: _Names,
         if not _reads_memory(names, key) or not _side_effect_free(key) or \
                 _has_gather(src, idx, params, names):
             continue  # innermost first: a gather in the key is searched for in this pass
-        parent = sub.parent
-        if parent is not None and (parent.type in ("pointer_expression", "update_expression")
-                                   or (parent.type == "assignment_expression" and
-                                       parent.child_by_field_name("left") == sub)):
+        if not is_read(sub):
             continue
         stmt = _statement_of(sub)
         if stmt is None or any(o.start_byte <= sub.start_byte < o.end_byte for o in chosen):
@@ -198,7 +196,7 @@ def direct_addressing(program: str) -> MutationResult:
         return b.done("the program already uses da_*_ names this operator declares")
     loop_edits: list[tuple[int, int, str]] = []
     for kernel in kernels(src):
-        loop_edits += _loop_edits(src, kernel, _Names(src, kernel), [0])
+        loop_edits += _loop_edits(src, kernel, Names(src, kernel), [0])
     # Gathers are found on the program with its loops rewritten, so the two edits never
     # overlap (a gather sits inside a rewritten loop's body).
     gather_src = splice(src.text, loop_edits) if loop_edits else program
@@ -207,7 +205,7 @@ def direct_addressing(program: str) -> MutationResult:
         cur = parse(text)
         gather_edits: list[tuple[int, int, str]] = []
         for kernel in kernels(cur):
-            gather_edits += _gather_edits(cur, kernel, _Names(cur, kernel), counter)
+            gather_edits += _gather_edits(cur, kernel, Names(cur, kernel), counter)
         if not gather_edits:
             break
         text, searched = splice(cur.text, gather_edits), True

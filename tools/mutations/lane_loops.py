@@ -46,6 +46,7 @@ from dataclasses import dataclass
 
 import tree_sitter as ts
 
+from structcover.tools.mutations._lanes import COLLECTIVE, Names, terms
 from structcover.tools.mutations._loops import Loop, breaks_out, canonical, pragma_before
 from structcover.tools.mutations._mapping import atomic_text, pure_index
 from structcover.tools.mutations._tree import (
@@ -54,6 +55,7 @@ from structcover.tools.mutations._tree import (
     enclosing,
     find,
     indent_of,
+    is_read,
     kernels,
     parse,
     pointer_params,
@@ -61,13 +63,6 @@ from structcover.tools.mutations._tree import (
 )
 from structcover.tools.mutations.base import Builder, MutationResult, operator
 
-#: Calls a lane-strided loop's body may not contain: re-assigning iterations changes how
-#: often each lane reaches them, and a barrier or collective then diverges.
-_COLLECTIVE = re.compile(r"\b(?:__syncthreads\w*|__syncwarp|__shfl\w*|__ballot\w*|__any\w*|"
-                         r"__all\w*|__activemask|__match\w*|__reduce\w*_sync|sync|bar_sync)\s*\(")
-#: A warp index: a parenthesized or plain thread-index expression divided by a warp or more.
-_WARP_DIVIDED = re.compile(r"(?:\([^()]*\)|\bthreadIdx\.[xyz])\s*"
-                           r"(?:/\s*(?:32|64|128|256|warpSize|\w*WARP\w*)\b|>>\s*[5-9]\b)")
 #: Names the generated code declares.
 _OWN_NAMES = re.compile(r"\bll_\w+_\b")
 
@@ -88,86 +83,9 @@ class LaneLoop:
         return (self.pragma or self.loop.node).start_byte
 
 
-def _strip_parens(text: str) -> str:
-    text = text.strip()
-    while text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
-        text = text[1:-1].strip()
-    return text
-
-
-def _balanced(text: str) -> bool:
-    depth = 0
-    for ch in text:
-        depth += ch == "("
-        depth -= ch == ")"
-        if depth < 0:
-            return False
-    return depth == 0
-
-
-def _terms(expr: str) -> list[str]:
-    """Top-level ``+`` operands of ``expr`` (the whole expression when it has a top-level
-    ``-``, whose sign a split would lose)."""
-    expr = _strip_parens(expr)
-    terms, depth, last = [], 0, 0
-    for k, ch in enumerate(expr):
-        depth += ch in "([{"
-        depth -= ch in ")]}"
-        if depth == 0 and ch == "-" and k > 0 and expr[k - 1] not in "eE*/(+-<>=":
-            return [expr]
-        if depth == 0 and ch == "+" and k > 0 and expr[k - 1] != "+" and \
-                (k + 1 >= len(expr) or expr[k + 1] != "+"):
-            terms.append(expr[last:k].strip())
-            last = k + 1
-    terms.append(expr[last:].strip())
-    return [t for t in terms if t]
-
-
-class _Names:
-    """A kernel's local definitions, to tell thread-varying expressions from group-uniform
-    ones."""
-
-    def __init__(self, src: Src, kernel: ts.Node) -> None:
-        self.defs: dict[str, str] = {}
-        for decl in find(kernel, "declaration"):
-            for init in decl.named_children:
-                if init.type != "init_declarator":
-                    continue
-                name = init.child_by_field_name("declarator")
-                value = init.child_by_field_name("value")
-                while name is not None and name.type not in ("identifier",):
-                    name = name.child_by_field_name("declarator")
-                if name is not None and value is not None:
-                    self.defs.setdefault(src.of(name), src.of(value))
-
-    def expand(self, expr: str, depth: int = 0) -> str:
-        """``expr`` with local names replaced by their definitions (a few levels deep)."""
-        if depth > 4:
-            return expr
-
-        def sub(m: re.Match[str]) -> str:
-            name = m.group(0)
-            return f"({self.expand(self.defs[name], depth + 1)})" if name in self.defs else name
-
-        return re.sub(r"(?<![\w.])[A-Za-z_]\w*", sub, expr)
-
-    def varies(self, expr: str, grid: bool) -> bool:
-        """Whether ``expr`` differs between the threads of a group (the grid when ``grid``,
-        else a block or a warp, over which a warp index is uniform)."""
-        text = self.expand(expr)
-        if grid:
-            return bool(re.search(r"\b(?:threadIdx|blockIdx)\b", text))
-        while True:  # fold warp indices, innermost first, into a uniform placeholder
-            folded = _WARP_DIVIDED.sub("U_", text)
-            if folded == text:
-                break
-            text = folded
-        return bool(re.search(r"\bthreadIdx\b", text))
-
-
 def lane_loops(src: Src, kernel: ts.Node) -> list[LaneLoop]:
     """The kernel's outermost lane-strided loops whose iterations may move between lanes."""
-    names = _Names(src, kernel)
+    names = Names(src, kernel)
     out: list[LaneLoop] = []
     for node in find(kernel, "for_statement"):
         loop = canonical(src, node)
@@ -179,13 +97,13 @@ def lane_loops(src: Src, kernel: ts.Node) -> list[LaneLoop]:
         grid = "gridDim" in names.expand(loop.step)
         if names.varies(loop.step, grid) or names.varies(loop.bound, grid):
             continue
-        terms = _terms(loop.start)
-        lane = [t for t in terms if names.varies(t, grid)]
+        parts = terms(loop.start)
+        lane = [t for t in parts if names.varies(t, grid)]
         if not lane:
             continue
-        offset = [t for t in terms if t not in lane]
+        offset = [t for t in parts if t not in lane]
         body = src.of(loop.body)
-        if _COLLECTIVE.search(body) or re.search(r"\b(?:return|goto)\b", body) or \
+        if COLLECTIVE.search(body) or re.search(r"\b(?:return|goto)\b", body) or \
                 breaks_out(node) or loop.var in assigned_names(src, loop.body):
             continue
         out.append(LaneLoop(loop, " + ".join(lane), " + ".join(offset) or "0",
@@ -356,11 +274,8 @@ def _first_read(src: Src, kernel: ts.Node) -> tuple[ts.Node, ts.Node, str] | Non
         arg, idx = sub.child_by_field_name("argument"), sub.child_by_field_name("indices")
         if arg is None or idx is None or src.of(arg) not in pointers:
             continue
-        parent = sub.parent
-        if parent is not None and (parent.type in ("pointer_expression", "update_expression")
-                                   or (parent.type == "assignment_expression" and
-                                       parent.child_by_field_name("left") == sub)):
-            continue  # an address taken, or a write
+        if not is_read(sub):
+            continue
         index = src.of(idx)[1:-1].strip()
         if not pure_index(index):
             continue

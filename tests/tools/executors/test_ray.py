@@ -158,7 +158,7 @@ def test_compiler_features_are_identical_on_ray_and_local(cluster, corpus_progra
 
 
 def test_mutation_batches_are_identical_on_ray_and_here(cluster):
-    from structcover.campaign_tools import RegistryMutate
+    from structcover.campaign_mutate import RegistryMutate
     from structcover.tools.data.corpus import corpus_root, load_family
 
     source = load_family(corpus_root() / "saxpy").reference.source
