@@ -26,7 +26,9 @@ The synchronization (:data:`SYNCS`) around each element:
   thread of block 0 (every lane of warp 0 of block 0 for ``warp``), thread 0 doing the loads
   and stores; other blocks (warps) return before any barrier;
 * ``atomic_or_grid``: every output element is stored with ``atomicExch(&y[index], v)`` (float,
-  int and unsigned outputs: the types ``atomicExch`` has); reads ``__ldg(p + i)`` are written
+  int and unsigned outputs: the types ``atomicExch`` has), or for ``__half`` outputs with
+  :data:`HALF_STORE`'s ``sc_atomic_store_half(&y[index], v)`` (a compare-and-swap loop on the
+  element's 16 bits: ``atomicExch`` has no 16-bit overload); reads ``__ldg(p + i)`` are written
   ``__ldg(&p[i])``, the same load in the form the feature extractor counts (it counts neither
   ``__ldg(p + i)`` nor the address an atomic takes).
 
@@ -72,6 +74,22 @@ ATOMIC_TYPES = ("float", "int", "unsigned", "unsigned int", "int32_t", "uint32_t
                 "unsigned long long", "unsigned long long int")
 _BARRIERS = {"block": ["__syncthreads();"], "warp": ["__syncwarp();"],
              "block_and_warp": ["__syncwarp();", "__syncthreads();"]}
+#: Element types stored through :data:`HALF_STORE` (a 16-bit compare-and-swap loop).
+HALF_TYPES = ("__half", "half")
+HALF_STORE_NAME = "sc_atomic_store_half"
+#: An atomic store of a ``__half``: compare-and-swap on its 16 bits (CUDA's ``atomicCAS`` has
+#: an ``unsigned short`` overload from sm_70) until the swap sees what it expected, which
+#: leaves ``v`` in place exactly as ``atomicExch`` would for a 32-bit type.
+HALF_STORE = f"""// Added by stores_atomic: atomicExch has no 16-bit overload, so a __half is stored
+// with a compare-and-swap loop on its bits (the same atomic store).
+__device__ __forceinline__ void {HALF_STORE_NAME}(__half* p, __half v) {{
+    unsigned short int* w = reinterpret_cast<unsigned short int*>(p);
+    const unsigned short int want = __half_as_ushort(v);
+    unsigned short int seen = 0, was;
+    while ((was = atomicCAS(w, seen, want)) != seen) seen = was;
+}}
+
+"""
 #: Names the generated code declares (a kernel already using one is left alone).
 _OWN_NAMES = re.compile(r"\b(?:c_|h_|s_idx_|s_\w+_)\b")
 _GID = "blockIdx.x * blockDim.x + threadIdx.x"
@@ -233,9 +251,10 @@ def atomic_text(src: Src, kernel: ts.Node, body: str) -> tuple[str | None, str]:
         if len(plain) != len(writes):
             return None, (f"output {name} is written otherwise than {name}[index] = value; "
                           "(an atomic store would change what it holds)")
-        if ctype not in ATOMIC_TYPES:
-            return None, (f"output {name} is {ctype}: atomicExch has no such overload "
-                          f"(it has {', '.join(ATOMIC_TYPES[:3])} and unsigned)")
+        if ctype not in ATOMIC_TYPES and ctype not in HALF_TYPES:
+            return None, (f"output {name} is {ctype}: no atomic store of that type "
+                          f"(atomicExch has {', '.join(ATOMIC_TYPES[:3])} and unsigned; "
+                          "__half goes through a 16-bit compare-and-swap)")
         stored.append((name, ctype))
     if not stored:
         return None, "no output element stored as y[index] = value;"
@@ -248,12 +267,24 @@ def atomic_text(src: Src, kernel: ts.Node, body: str) -> tuple[str | None, str]:
             end = _statement_end(body, m.end())
             if end is None or _top_level_comma(body[m.end():end]):
                 return None, f"a store to {name} is not a plain statement"
+            call = HALF_STORE_NAME if ctype in HALF_TYPES else "atomicExch"
             out += [body[pos:m.start()], m.group(1),
-                    f"atomicExch(&{name}[{m.group(2).strip()}], "
+                    f"{call}(&{name}[{m.group(2).strip()}], "
                     f"({ctype})({body[m.end():end].strip()}))"]
             pos = end
         body = "".join(out) + body[pos:]
     return body, ""
+
+
+def helper_edits(src: Src, kernel: ts.Node, body: str) -> list[tuple[int, int, str]]:
+    """The insertion of :data:`HALF_STORE` before ``kernel``'s top-level declaration when
+    ``body`` (its new code) calls it and the program does not define it yet."""
+    if f"{HALF_STORE_NAME}(" not in body or f"void {HALF_STORE_NAME}(" in src.of(src.root):
+        return []
+    top = kernel
+    while top.parent is not None and top.parent.type != "translation_unit":
+        top = top.parent
+    return [(top.start_byte, top.start_byte, HALF_STORE)]
 
 
 def _statement_end(text: str, pos: int) -> int | None:
@@ -374,4 +405,5 @@ def generate(src: Src, pe: PerElement, mapping: str,
                      "thread 0 does the work", loop, indent_block("\n".join(step), "    "), "}"]
     text = indent_block("\n".join([*decls, *lines]), pe.indent)[len(pe.indent):]
     edits.append((pe.start, pe.end, text))
+    edits += helper_edits(src, pe.kernel, text)
     return edits, ""

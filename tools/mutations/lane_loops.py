@@ -48,7 +48,7 @@ import tree_sitter as ts
 
 from structcover.tools.mutations._lanes import COLLECTIVE, Names, terms
 from structcover.tools.mutations._loops import Loop, breaks_out, canonical, pragma_before
-from structcover.tools.mutations._mapping import atomic_text, pure_index
+from structcover.tools.mutations._mapping import atomic_text, helper_edits, pure_index
 from structcover.tools.mutations._tree import (
     Src,
     assigned_names,
@@ -224,12 +224,14 @@ def stores_atomic(program: str) -> MutationResult:
     Moves:
         atomics.global: up
 
-    Applies to kernels whose every write of a float, int or unsigned output is a plain
-    ``y[index] = value;`` statement (``__half`` and ``double`` have no ``atomicExch``).
+    Applies to kernels whose every write of a float, int, unsigned or ``__half`` output is a
+    plain ``y[index] = value;`` statement (a ``__half`` is stored with a 16-bit
+    compare-and-swap loop, ``_mapping.HALF_STORE``; ``double`` has no ``atomicExch``).
     """
     src = parse(program)
     b = Builder("stores_atomic", program)
     edits: list[tuple[int, int, str]] = []
+    helper: list[tuple[int, int, str]] = []
     why = "no kernel"
     for kernel in kernels(src):
         body = kernel.child_by_field_name("body")
@@ -238,9 +240,11 @@ def stores_atomic(program: str) -> MutationResult:
         text, why = atomic_text(src, kernel, src.of(body))
         if text is not None:
             edits.append((body.start_byte, body.end_byte, text))
+            if not helper:  # one definition of the __half store helper, before its first user
+                helper = helper_edits(src, kernel, text)
     if not edits:
         return b.done(why)
-    b.add(splice(src.text, edits))
+    b.add(splice(src.text, edits + helper))
     return b.done()
 
 

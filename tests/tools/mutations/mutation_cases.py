@@ -61,9 +61,14 @@ def verify_operator(op: str, cases: list[tuple[str, str]], backend) -> None:  # 
 
 
 def not_applicable(op: str, family: str, name: str) -> str:
-    """The operator's reason for not applying to a program (asserts it did not apply)."""
+    """The operator's reason for not applying to a corpus program (asserts it did not apply)."""
+    return not_applicable_source(op, program(family, name)[0])
+
+
+def not_applicable_source(op: str, source: str) -> str:
+    """The operator's reason for not applying to ``source`` (asserts it did not apply)."""
     from structcover.tools.mutations.base import get_operator
 
-    result = get_operator(op).func(program(family, name)[0])
+    result = get_operator(op).func(source)
     assert not result.variants and result.not_applicable
     return result.not_applicable

@@ -3,7 +3,7 @@ and atomic output stores verify on the CPU emulator for block-, warp- and grid-c
 kernels, and land in the access and synchronization levels they promise."""
 
 import pytest
-from mutation_cases import not_applicable, program, verify_operator
+from mutation_cases import not_applicable, not_applicable_source, program, verify_operator
 
 from structcover.tools.features.extract import extract_features
 from structcover.tools.features.structure import pattern_features
@@ -34,7 +34,32 @@ def test_lane_loop_variants_verify(op, cpu_backend):
 def test_stores_atomic_variants_verify(cpu_backend):
     verify_operator("stores_atomic", [("softmax", "warp_per_row"),
                                       ("layernorm", "block_smem_tree"),
-                                      ("gemm", "smem_tiled16")], cpu_backend)
+                                      ("gemm", "smem_tiled16"),
+                                      ("relu_fp16", "reference")], cpu_backend)
+
+
+def test_stores_atomic_stores_a_half_with_one_compare_and_swap_helper():
+    # atomicExch has no 16-bit overload: a __half output goes through one helper, defined
+    # once before its first user even when two kernels store halves.
+    kernel = ("__global__ void {name}(const __half* x, __half* y, int n) {{\n"
+              "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+              "    if (i < n) y[i] = x[i];\n}}\n")
+    source = ("#include <cuda_fp16.h>\n" + kernel.format(name="a") + kernel.format(name="b"))
+    variant = get_operator("stores_atomic").func(source).variants[0].source
+    assert variant.count("void sc_atomic_store_half(") == 1
+    assert variant.index("void sc_atomic_store_half(") < variant.index("void a(")
+    assert variant.count("sc_atomic_store_half(&y[i], (__half)(x[i]));") == 2
+    values = extract_features(variant).values
+    assert pattern_features(values)["pattern.sync"] == "atomic_or_grid"
+    # applied again, it sees the atomic stores and leaves the program alone
+    assert "written otherwise" in not_applicable_source("stores_atomic", variant)
+
+
+def test_stores_atomic_leaves_doubles_alone():
+    source = ("__global__ void k(const double* x, double* y, int n) {\n"
+              "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+              "    if (i < n) y[i] = x[i];\n}\n")
+    assert "double" in not_applicable_source("stores_atomic", source)
 
 
 @pytest.mark.parametrize(("family", "name", "sync"), [
@@ -116,8 +141,6 @@ def test_lane_loop_operators_not_applicable():
     assert "lane-strided loop" in not_applicable("lanes_chunked", "vector_add", "reference")
     # the scan's loops hold barriers: their iterations cannot move between lanes
     assert "lane-strided loop" in not_applicable("lanes_serial", "prefix_scan", "hillis_steele")
-    # __half outputs have no atomicExch
-    assert "__half" in not_applicable("stores_atomic", "relu_fp16", "reference")
     # the tree reduction accumulates into its output with atomicAdd, not a plain store
     assert "no output element stored" in not_applicable("stores_atomic", "reduction",
                                                         "reference")
