@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator
+from functools import lru_cache
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -121,10 +122,23 @@ def _extract_values(source: str | bytes, patterns: PatternSet | None,
 
 def extract_features(source: str | bytes, patterns: PatternSet | None = None,
                      max_source_bytes: int = DEFAULT_MAX_BYTES) -> FeatureVector:
-    """Structural feature vector S(y) of one program; never raises on its content."""
+    """Structural feature vector S(y) of one program; never raises on its content.
+
+    Without ``patterns``, a text's values are remembered (:func:`_remembered_values`): a
+    campaign extracts a candidate when a dry run places it, and again when it is verified.
+    """
     text = source if isinstance(source, str) else decode_source(source)[0]
-    return FeatureVector(program_id=content_hash(text),
-                         values=extract_values(source, patterns, max_source_bytes))
+    if patterns is None and isinstance(source, str):
+        values = dict(_remembered_values(source, max_source_bytes))
+    else:
+        values = extract_values(source, patterns, max_source_bytes)
+    return FeatureVector(program_id=content_hash(text), values=values)
+
+
+@lru_cache(maxsize=1024)
+def _remembered_values(source: str, max_source_bytes: int) -> dict[str, Any]:
+    """:func:`extract_values` of a text (callers copy the dict: it is shared)."""
+    return extract_values(source, None, max_source_bytes)
 
 
 # -- tables ---------------------------------------------------------------------------------

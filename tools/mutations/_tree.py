@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 import tree_sitter as ts
 
@@ -15,9 +16,9 @@ from structcover.arith import ExprError, eval_int_expr, from_c
 from structcover.tools.cuda_ast import parser, walk
 
 
-@dataclass
+@dataclass(frozen=True)
 class Src:
-    """A parsed program: its bytes and tree."""
+    """A parsed program: its bytes and tree (shared between callers: never edited)."""
 
     text: bytes
     tree: ts.Tree
@@ -32,8 +33,11 @@ class Src:
         return "" if node is None else self.text[node.start_byte:node.end_byte].decode()
 
 
+@lru_cache(maxsize=256)
 def parse(source: str) -> Src:
-    """Parse CUDA source."""
+    """Parse CUDA source (cached: a campaign dry-runs every operator on each parent, and each
+    operator parses it; operators only read the tree and splice text, so one parse serves
+    them all)."""
     data = source.encode()
     return Src(data, parser().parse(data))
 

@@ -159,6 +159,20 @@ def csr_nnz(pattern: str, n: int, params: dict) -> int:
     raise ValueError(f"csr: unknown pattern {pattern!r}; known: diagonal, banded, random")
 
 
+def _distinct_sorted_rows(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
+    """``n`` rows of ``k`` distinct column indices in ``[0, n)``, each row sorted, uniform over
+    the ``k``-subsets: whole-matrix draws, redrawing only the rows that repeat a column (one
+    ``choice`` per row permutes all ``n`` columns, O(n^2) for the matrix)."""
+    if 4 * k > n:  # dense rows: redraws would be frequent; rank random keys instead
+        return np.sort(np.argsort(rng.random((n, n)), axis=1)[:, :k], axis=1)
+    cols = np.sort(rng.integers(0, n, size=(n, k)), axis=1)
+    repeat = (np.diff(cols, axis=1) == 0).any(axis=1)
+    while repeat.any():
+        cols[repeat] = np.sort(rng.integers(0, n, size=(int(repeat.sum()), k)), axis=1)
+        repeat = (np.diff(cols, axis=1) == 0).any(axis=1)
+    return cols
+
+
 def _csr(spec: TaskSpec, sizes: dict[str, int], seed: int) -> dict[str, np.ndarray]:
     """Fill ``row_ptr``, ``col_idx``, ``vals`` of an N×N sparse matrix (program convention)."""
     params = spec.generator_params
@@ -176,18 +190,19 @@ def _csr(spec: TaskSpec, sizes: dict[str, int], seed: int) -> dict[str, np.ndarr
         if name not in args:
             raise ValueError(f"task {spec.task_id}: csr generator needs a tensor argument {name!r}")
     rng = _rng(seed, "csr")
-    rows: list[np.ndarray] = []
     if pattern == "diagonal":
-        rows = [np.array([i]) for i in range(n)]
+        counts, col_idx = np.ones(n, dtype=np.int64), np.arange(n, dtype=np.int64)
     elif pattern == "banded":
         b = int(params.get("half_width", 1))
-        rows = [np.arange(max(0, i - b), min(n - 1, i + b) + 1) for i in range(n)]
+        lo = np.maximum(np.arange(n) - b, 0)
+        counts = np.minimum(np.arange(n) + b, n - 1) - lo + 1
+        # Row i holds lo[i], lo[i]+1, ...: its start plus the position within the row.
+        within = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+        col_idx = np.repeat(lo, counts) + within
     else:
         k = int(params["per_row"])
-        rows = [np.sort(rng.choice(n, size=k, replace=False)) for _ in range(n)]
-    counts = np.array([len(r) for r in rows], dtype=np.int64)
+        counts, col_idx = np.full(n, k, dtype=np.int64), _distinct_sorted_rows(rng, n, k).ravel()
     row_ptr = np.concatenate([[0], np.cumsum(counts)])
-    col_idx = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
     vals_arg = args["vals"]
     vals = rng.uniform(vals_arg.low, vals_arg.high, size=nnz) if vals_arg.high > vals_arg.low \
         else np.full(nnz, vals_arg.low)

@@ -36,6 +36,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from structcover.tools.verify.rlimits import limited
+
 __all__ = ["UNSANDBOXED_HINT", "JailLimits", "JailResult", "SandboxUnavailable", "jail_status",
            "allow_unsandboxed_override", "own_lines", "run_compiler", "run_jailed",
            "set_allow_unsandboxed", "unsandboxed_allowed"]
@@ -161,29 +163,20 @@ def _bind_args(ro: list[Path], rw: list[Path]) -> list[str]:
     return args
 
 
-def _set_limits(limits: JailLimits) -> None:
-    """In the child before exec: rlimits (inherited through bwrap by everything it runs).
-
-    The address-space limit comes last, with every value computed before it: the child is
-    still a copy of this process until exec, and a parent with a large address space (torch
-    and Ray loaded: many GiB of mappings) would fail its next Python allocation under a
-    smaller limit ("Exception occurred in preexec_fn").
-    """
-    def capped(kind: int, value: int) -> tuple[int, int, int]:
-        _, hard = resource.getrlimit(kind)
-        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        return kind, value, value
-
-    cpu = limits.cpu_s or int(2 * limits.timeout_s) + 5
-    plan = [capped(resource.RLIMIT_CPU, cpu),
-            capped(resource.RLIMIT_FSIZE, limits.file_size_mb * 1024 * 1024),
-            capped(resource.RLIMIT_NOFILE, limits.nofile),
-            capped(resource.RLIMIT_NPROC, limits.nproc),
-            capped(resource.RLIMIT_CORE, 0)]
+def limit_plan(limits: JailLimits) -> list[tuple[int, int]]:
+    """The rlimits of a jailed command (inherited through bwrap by everything it runs), the
+    address-space limit last: where they are set in a ``preexec_fn``, the child is still a
+    copy of this process until exec, and a parent with a large address space (torch and Ray
+    loaded: many GiB of mappings) would fail its next Python allocation under a smaller limit
+    ("Exception occurred in preexec_fn")."""
+    plan = [(resource.RLIMIT_CPU, limits.cpu_s or int(2 * limits.timeout_s) + 5),
+            (resource.RLIMIT_FSIZE, limits.file_size_mb * 1024 * 1024),
+            (resource.RLIMIT_NOFILE, limits.nofile),
+            (resource.RLIMIT_NPROC, limits.nproc),
+            (resource.RLIMIT_CORE, 0)]
     if limits.memory_mb:
-        plan.append(capped(resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024))
-    for kind, soft, hard in plan:
-        resource.setrlimit(kind, (soft, hard))
+        plan.append((resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024))
+    return plan
 
 
 def run_jailed(argv: list[str], *, ro: list[Path] = (), rw: list[Path] = (),  # type: ignore[assignment]
@@ -298,10 +291,12 @@ def _spawn(cmd: list[str], env: dict[str, str], cwd: Path | None, limits: JailLi
            fds: tuple[int, ...], stdin: int | None, tmp: Path) -> JailResult:
     start = time.monotonic()
     with open(tmp / "stdout", "w+b") as out, open(tmp / "stderr", "w+b") as err:
-        proc = subprocess.Popen(cmd, stdin=stdin if stdin is not None else subprocess.DEVNULL,
+        # prlimit sets the limits where installed (a preexec_fn would fork this whole process
+        # with the GIL held: tools/verify/rlimits.py).
+        argv, preexec = limited(cmd, limit_plan(limits))
+        proc = subprocess.Popen(argv, stdin=stdin if stdin is not None else subprocess.DEVNULL,
                                 stdout=out, stderr=err, env=env, cwd=cwd, pass_fds=fds,
-                                start_new_session=True,
-                                preexec_fn=lambda: _set_limits(limits))  # noqa: PLW1509
+                                start_new_session=True, preexec_fn=preexec)  # noqa: PLW1509
         # A timer kills the session at the limit; meanwhile a blocking wait (Popen.wait with a
         # timeout polls in steps of up to 50 ms, which would be most of a short run's cost).
         fired = threading.Event()

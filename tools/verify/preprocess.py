@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from structcover.tools.verify.rlimits import limited
+
 #: Limits for one preprocessor run.
 TIMEOUT_S = 5.0
 MEMORY_BYTES = 512 << 20
@@ -139,12 +141,9 @@ def _neutralize(source: str) -> tuple[str, list[str]]:
     return "\n".join(out), includes
 
 
-def _limit() -> None:  # runs in the child before exec
-    # The address-space limit last: until exec the child is a copy of this process, whose
-    # mappings may exceed it, and any Python allocation after it would then fail.
-    resource.setrlimit(resource.RLIMIT_FSIZE, (OUTPUT_BYTES, OUTPUT_BYTES))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+#: The preprocessor's limits, the address space last (see ``rlimits.limited``).
+_LIMITS = ((resource.RLIMIT_FSIZE, OUTPUT_BYTES), (resource.RLIMIT_CORE, 0),
+           (resource.RLIMIT_AS, MEMORY_BYTES))
 
 
 def _align(output: str, n_lines: int) -> str:
@@ -169,10 +168,12 @@ def _run_cpp(text: str, defines: list[str], workdir: Path) -> tuple[str | None, 
     out_path, err_path = workdir / "out.i", workdir / "err.txt"
     try:
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
-            proc = subprocess.run(
+            argv, preexec = limited(
                 [cpp, "-x", "c++", "-std=gnu++17", "-nostdinc", "-w", *_DEFINES, *defines, "-"],
-                input=text.encode("utf-8", "surrogatepass"), stdout=out,
-                stderr=err, cwd=workdir, timeout=TIMEOUT_S, preexec_fn=_limit,
+                _LIMITS)
+            proc = subprocess.run(
+                argv, input=text.encode("utf-8", "surrogatepass"), stdout=out,
+                stderr=err, cwd=workdir, timeout=TIMEOUT_S, preexec_fn=preexec,
                 env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"}, check=False)
     except subprocess.TimeoutExpired:
         return None, f"the preprocessor ran past {TIMEOUT_S:g} s (macro bomb?)"

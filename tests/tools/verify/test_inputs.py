@@ -88,6 +88,7 @@ def _csr_spec(pattern: str, n: int, nnz: int, **params) -> TaskSpec:
 
 @pytest.mark.parametrize("pattern,params", [
     ("diagonal", {}), ("banded", {"half_width": 2}), ("random", {"per_row": 5}),
+    ("random", {"per_row": 16}),  # dense rows: drawn by ranking random keys, not redraws
 ])
 def test_csr_patterns_are_valid_matrices(pattern, params):
     n = 40
@@ -104,7 +105,9 @@ def test_csr_patterns_are_valid_matrices(pattern, params):
         if pattern == "banded":
             assert cols.tolist() == list(range(max(0, r - 2), min(n, r + 3)))
         if pattern == "random":
-            assert len(cols) == 5
+            assert len(cols) == params["per_row"]
+    if pattern == "random":  # rows differ: columns are drawn per row, not one set for all
+        assert len({tuple(col_idx[row_ptr[r]:row_ptr[r + 1]]) for r in range(n)}) > n // 2
 
 
 def test_banded_nnz_formula():

@@ -82,14 +82,12 @@ def test_own_lines_drops_host_file_text() -> None:
 
 
 
-def test_the_address_space_limit_is_the_last_thing_set_before_exec(monkeypatch) -> None:
-    """The child sets its rlimits before exec while still a copy of the caller; a caller with
-    more address space than the limit (torch and Ray loaded) fails any allocation made after
-    RLIMIT_AS ("Exception occurred in preexec_fn"), so nothing may follow it."""
+def test_the_address_space_limit_is_the_last_thing_set_before_exec() -> None:
+    """Where rlimits are set in a preexec_fn, the child is still a copy of the caller; a
+    caller with more address space than the limit (torch and Ray loaded) fails any allocation
+    made after RLIMIT_AS ("Exception occurred in preexec_fn"), so nothing may follow it."""
     import resource
 
-    calls: list[int] = []
-    monkeypatch.setattr(resource, "setrlimit", lambda kind, _: calls.append(kind))
-    jail._set_limits(JailLimits(timeout_s=30, memory_mb=512))
-    assert calls[-1] == resource.RLIMIT_AS and calls.count(resource.RLIMIT_AS) == 1
-    assert {resource.RLIMIT_CPU, resource.RLIMIT_NOFILE, resource.RLIMIT_CORE} <= set(calls)
+    kinds = [kind for kind, _ in jail.limit_plan(JailLimits(timeout_s=30, memory_mb=512))]
+    assert kinds[-1] == resource.RLIMIT_AS and kinds.count(resource.RLIMIT_AS) == 1
+    assert {resource.RLIMIT_CPU, resource.RLIMIT_NOFILE, resource.RLIMIT_CORE} <= set(kinds)
