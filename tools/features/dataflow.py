@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from structcover.tools.cuda_ast import field_id, parse
+from structcover.tools.cuda_ast import field_id, parse, walk
 from structcover.tools.features.model import Facts, Func
 from structcover.tools.features.poly import (
     THREAD,
@@ -42,6 +42,7 @@ _F_VALUE = field_id("value")
 _BUILTIN = {b"threadIdx": "tid", b"blockIdx": "bid", b"blockDim": "bdim", b"gridDim": "gdim"}
 _MAX_DEPTH = 120  # deeper expressions are "unknown" (keeps recursion far from Python's limit)
 _LANE_CALLS = {b".thread_rank", b"__lane_id", b"laneid"}
+_LOAD_CALLS = {b"__ldg", b"__ldcg", b"__ldca", b"__ldcs", b"__ldlu", b"__ldcv"}
 
 
 _MAX_BIND_DEPTH = 3
@@ -77,6 +78,8 @@ class Resolver:
     #: byte positions are read off the nodes once, not at every use of the name.
     decls: dict[bytes, list[tuple[int, tuple[int, int] | None, str, Node]]] = field(
         default_factory=dict)
+    #: (name, declaration start) -> whether any of its definitions reads memory.
+    loaded: dict[tuple[bytes, int], bool] = field(default_factory=dict)
 
     def resolve(self, node: Node) -> tuple[Poly, int]:
         """Polynomial of ``node`` and the length of the def-use chain followed.
@@ -85,7 +88,55 @@ class Resolver:
             NotAffine: The expression is not affine-reducible.
             Indirect: The expression reads memory.
         """
-        return self._eval(node, 0)
+        try:
+            return self._eval(node, 0)
+        except NotAffine:
+            # A loaded value anywhere makes the address indirect, even where the affine
+            # evaluation gave up first (``min(col[k], n)``, a local assigned a loaded value
+            # after a declaration the evaluator cannot reduce): loads are never "unknown".
+            if self.loads(node):
+                raise Indirect("loaded") from None
+            raise
+
+    def loads(self, node: Node) -> bool:
+        """Whether ``node``'s value depends on memory: a subscript, a dereference, an
+        ``__ldg``, or a variable with any definition in scope (its declaration, a later
+        assignment, a compound update) that does."""
+        for n in walk(node):
+            t = n.type
+            if t == "subscript_expression":
+                return True
+            if t == "pointer_expression" and n.child(0) is not None and n.child(0).type == "*":
+                return True
+            if t == "call_expression":
+                fn = n.child_by_field_id(_F_FUNCTION)
+                if fn is not None and fn.text in _LOAD_CALLS:
+                    return True
+            elif t == "identifier" and self._name_loads(n.text, n.start_byte):
+                return True
+        return False
+
+    def _name_loads(self, name: bytes, at: int) -> bool:
+        start, decl = self._visible_decl(name, at)
+        key = (name, start)
+        known = self.loaded.get(key)
+        if known is not None:
+            return known
+        self.loaded[key] = False  # a cycle (k = k + 1) adds no load of its own
+        found = any(self.loads(value) for _, value in self._definitions(name, decl))
+        self.loaded[key] = found
+        return found
+
+    def _definitions(self, name: bytes, decl: tuple[str, Node] | None
+                     ) -> list[tuple[str, Node]]:
+        """The visible declaration (if any) and every other definition of ``name`` in its
+        scope, as (op, value)."""
+        defs = self.func.defs.get(name, [])
+        if decl is None:
+            return [(op, v) for op, v in defs if op not in ("decl", "for")]
+        lo, hi = self.func.def_scope.get(decl[1].start_byte, (0, 1 << 62))
+        return [decl, *((op, v) for op, v in defs
+                        if op not in ("decl", "for") and lo <= v.start_byte < hi)]
 
     def variable(self, name: bytes, at: int | None = None) -> tuple[Poly, int]:
         """Polynomial of a variable through its definitions (a symbol when it has none).
@@ -147,13 +198,12 @@ class Resolver:
 
     def _variable(self, name: bytes, decl: tuple[str, Node] | None) -> tuple[Poly, int]:
         sym = {(name.decode("utf-8", "replace"),): 1.0}
-        defs = self.func.defs.get(name, [])
-        if decl is not None:
-            lo, hi = self.func.def_scope.get(decl[1].start_byte, (0, 1 << 62))
-            others = [(op, v) for op, v in defs
-                      if op not in ("decl", "for") and lo <= v.start_byte < hi]
-        else:
-            others = [(op, v) for op, v in defs if op not in ("decl", "for")]
+        others = self._definitions(name, decl)[1 if decl is not None else 0:]
+        # Updates are not evaluated below (``k += 2`` only makes k vary), and only the first
+        # assignments are: one that reads memory (``idx += col[j]``, a fifth ``v = x[i]``)
+        # must still make the variable loaded.
+        if any(self.loads(v) for op, v in others):
+            raise Indirect(name)
         if decl is None:
             plain = [v for op, v in others if op == "="]
             if not plain:
@@ -278,7 +328,7 @@ class Resolver:
                 ftext = b"." + (f.text if f is not None else b"")
             if ftext in _LANE_CALLS:
                 return {("tid.x",): 1.0}, 0
-            if ftext in (b"__ldg", b"__ldcg", b"__ldca", b"__ldcs"):
+            if ftext in _LOAD_CALLS:
                 raise Indirect("ldg")
             raise NotAffine("call")
         if t in ("sizeof_expression", "true", "false", "null", "char_literal"):

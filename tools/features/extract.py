@@ -38,7 +38,7 @@ from structcover.tools.features.tasklevel import detect_language, task_features
 from structcover.tools.features.tiling import tiling_features
 
 #: Bump when any feature's definition changes: it invalidates cached results.
-EXTRACTOR_VERSION = "2"
+EXTRACTOR_VERSION = "3"
 DEFAULT_MAX_BYTES = 5_000_000
 
 

@@ -68,6 +68,12 @@ class Names:
                     name = name.child_by_field_name("declarator")
                 if name is not None and value is not None:
                     self.defs.setdefault(src.of(name), src.of(value))
+        #: name -> the values later assigned to it (``v = x[i];``, ``k += 2``).
+        self.assigned: dict[str, list[str]] = {}
+        for a in find(kernel, "assignment_expression"):
+            left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
+            if left is not None and right is not None and left.type == "identifier":
+                self.assigned.setdefault(src.of(left), []).append(src.of(right))
 
     def expand(self, expr: str, depth: int = 0) -> str:
         """``expr`` with local names replaced by their definitions (a few levels deep)."""

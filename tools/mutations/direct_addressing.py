@@ -52,8 +52,13 @@ _PASSES = 3
 
 
 def _reads_memory(names: Names, expr: str) -> bool:
+    """Whether ``expr`` reads memory: through its locals' declarations, or through a value
+    assigned to one of them later (``da_valN_ = A[c]`` after ``T da_valN_ = T();``)."""
     text = names.expand(expr)
-    return bool(_LOAD.search(text) or _SEARCHED.search(text))
+    if _LOAD.search(text) or _SEARCHED.search(expr) or _SEARCHED.search(text):
+        return True
+    return any(_LOAD.search(names.expand(value)) for name in re.findall(r"\b[A-Za-z_]\w*\b", text)
+               for value in names.assigned.get(name, ()))
 
 
 def _side_effect_free(expr: str) -> bool:

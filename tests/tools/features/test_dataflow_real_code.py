@@ -173,3 +173,60 @@ def test_shared_memory_classification_and_bank_conflicts():
         "float* col = &tile[0][threadIdx.y]; out[y * n + x] = col[threadIdx.x * T];")
     av = extract_values(alias)
     assert av["smem.accesses"] == 2 and av["smem.bank_conflicts"] == 1
+
+
+# A policy can hide a gather behind a local it assigns after declaring it, behind a call the
+# affine evaluation gives up on, or behind a compound update: each is still a loaded address.
+HIDDEN_GATHERS = {
+    "assigned after its declaration": """
+    __global__ void k(const int* col, const float* x, float* y, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        int c = int();
+        if (i < n) c = col[i];
+        if (i < n) y[i] = x[c];
+    }""",
+    "inside a call": """
+    __global__ void k(const int* col, const float* x, float* y, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) y[i] = x[min(col[i], n - 1)];
+    }""",
+    "through __ldg in a call": """
+    __global__ void k(const int* col, const float* x, float* y, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) y[i] = x[max(__ldg(&col[i]), 0)];
+    }""",
+    "a compound update": """
+    __global__ void k(const int* col, const float* x, float* y, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        int c = i;
+        c += col[i] - i;
+        if (i < n) y[i] = x[c];
+    }""",
+    "a fifth assignment": """
+    __global__ void k(const int* col, const float* x, float* y, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        int c = i;
+        c = i; c = i; c = i; c = i;
+        c = col[i];
+        if (i < n) y[i] = x[c];
+    }""",
+}
+
+
+def test_a_gather_hidden_behind_a_local_a_call_or_an_update_is_indirect():
+    for how, src in HIDDEN_GATHERS.items():
+        counts = g(src)
+        assert counts.get("indirect", 0) >= 1 and "unknown" not in counts, (how, counts)
+        assert extract_values(src)["pattern.global_access"] == "indirect", how
+
+
+def test_a_local_assigned_only_affine_values_is_never_indirect():
+    src = """
+    __global__ void k(const float* x, float* y, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        int j = 0;
+        j = i;
+        if (i < n) y[i] = x[j];
+    }"""
+    # (flow-insensitive: j is 0 or i, so x[j] is unknown, but it reads no memory)
+    assert "indirect" not in g(src)

@@ -1,6 +1,8 @@
 """Direct addressing: CSR SpMV kernels rewritten so that no address reads memory verify on the
 CPU emulator and leave the indirect access level; a lane loop keeps its lanes."""
 
+import re
+
 import pytest
 from mutation_cases import not_applicable, program, verify_operator
 
@@ -23,7 +25,9 @@ def test_direct_addressing_variants_verify(cpu_backend):
 
 @pytest.mark.parametrize(("name", "after"), [("reference", ("coalesced", "none")),
                                              ("warp_per_row", ("coalesced", "warp")),
-                                             ("block_per_row_smem", ("coalesced", "block"))])
+                                             ("block_per_row_smem", ("coalesced", "block")),
+                                             # its gathers' keys come from searches
+                                             ("grid_stride_rows", ("coalesced", "none"))])
 def test_direct_addressing_leaves_indirect_and_keeps_sync(name, after):
     source = program("spmv_csr", name)[0]
     assert _levels(source)[0] == "indirect"
@@ -39,6 +43,16 @@ def test_direct_addressing_keeps_the_lane_and_searches_the_gather():
     assert "for (int k = lane; k < end; k += 32) if (k >= da_lo0_) {" in variant
     # the gather reads x at a counter equal to the loaded key
     assert "if (da_c0_ == da_key0_) da_val0_ = x[da_c0_];" in variant
+
+
+def test_a_gather_keyed_by_a_searched_value_is_searched_too():
+    # grid_stride_rows reads vals[k] and col_idx[k] at a loaded k: both become searches, and
+    # x[col_idx[k]] then gathers through the searched column (a local assigned in the
+    # search loop, not in its declaration), so it is searched in the next pass.
+    source = program("spmv_csr", "grid_stride_rows")[0]
+    variant = get_operator("direct_addressing").func(source).variants[0].source
+    assert re.search(r"da_val\d+_ = x\[da_c\d+_\];", variant)
+    assert not re.search(r"\bx\[da_val", variant)
 
 
 def test_the_one_thread_per_element_operators_re_map_a_directly_addressed_kernel():
