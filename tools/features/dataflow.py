@@ -127,6 +127,11 @@ class Resolver:
         self.loaded[key] = found
         return found
 
+    def definitions_at(self, name: bytes, at: int) -> list[tuple[str, Node]]:
+        """(op, value) of every definition of ``name`` that can reach a use at byte ``at``:
+        the innermost declaration visible there and the assignments in its scope."""
+        return self._definitions(name, self._visible_decl(name, at)[1])
+
     def _definitions(self, name: bytes, decl: tuple[str, Node] | None
                      ) -> list[tuple[str, Node]]:
         """The visible declaration (if any) and every other definition of ``name`` in its

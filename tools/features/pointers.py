@@ -77,11 +77,23 @@ def pointer_form(facts: Facts, func: Func, res: Resolver, node: Node,
                 form = name, space, {}, width
             return _advanced(func, res, name, form)
         if name not in func.local_arrays:
-            # A local pointer (`float* q = &x[i]`, `auto p = A + off`) with one definition.
-            defs = [v for op, v in func.defs.get(name, []) if op in ("decl", "=")]
+            # A local pointer (`float* q = &x[i]`, `auto p = A + off`): the definitions that
+            # reach this use (one pointer name may be declared in sibling blocks).
+            defs = [v for op, v in res.definitions_at(name, node.start_byte)
+                    if op in ("decl", "=")]
             if len(defs) == 1:
                 form = pointer_form(facts, func, res, defs[0], depth + 1)
                 return _advanced(func, res, name, form)
+            for value in defs:
+                try:
+                    pointer_form(facts, func, res, value, depth + 1)
+                except Skip:
+                    continue
+                except (NotAffine, Indirect):
+                    pass
+                # Reassigned to point into memory: an access, though its offset has no one
+                # form (counted unknown, never dropped).
+                raise NotAffine("pointer with several definitions")
         raise Skip
     if t == "parenthesized_expression" and node.named_children:
         return pointer_form(facts, func, res, node.named_children[-1], depth + 1)

@@ -10,7 +10,7 @@ import importlib
 
 MODULES = ("unroll", "fusion", "smem_promotion", "vectorize", "sync_granularity",
            "parallel_strategy", "reduction_strategy", "launch_config", "padding", "thread_mapping",
-           "lane_loops", "direct_addressing", "ownership")
+           "lane_loops", "direct_addressing", "ownership", "row_elements")
 
 
 def load_all() -> None:

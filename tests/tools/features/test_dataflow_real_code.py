@@ -230,3 +230,31 @@ def test_a_local_assigned_only_affine_values_is_never_indirect():
     }"""
     # (flow-insensitive: j is 0 or i, so x[j] is unknown, but it reads no memory)
     assert "indirect" not in g(src)
+
+
+def test_a_pointer_declared_in_sibling_blocks_is_followed_in_each():
+    # One alias name per branch: each use reaches its own declaration (the accesses were
+    # dropped when the name had two definitions in the function).
+    src = """
+    __global__ void k(const float* x, float* y, int n, int cols) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n / 2) {
+            const float* p = x + i;
+            y[i] = p[0];
+        } else {
+            const float* p = x + (size_t)i * cols;
+            y[i] = p[0];
+        }
+    }"""
+    assert g(src) == {"coalesced": 3, "strided": 1}
+
+
+def test_a_pointer_reassigned_into_memory_is_an_unknown_access_not_none():
+    src = """
+    __global__ void k(const float* x, const float* z, float* y, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        const float* p = x;
+        if (i & 1) p = z;
+        y[i] = p[i];
+    }"""
+    assert g(src) == {"coalesced": 1, "unknown": 1}

@@ -15,7 +15,7 @@ from structcover.tools.mutations.stats import (
 EXPECTED_MODULES = {"unroll", "fusion", "smem_promotion", "vectorize", "sync_granularity",
                     "parallel_strategy", "reduction_strategy", "launch_config", "padding",
                     "thread_mapping", "lane_loops",
-                    "direct_addressing", "ownership"}
+                    "direct_addressing", "ownership", "row_elements"}
 
 
 def test_every_operator_declares_moves_and_when_it_does_not_apply():
@@ -101,7 +101,9 @@ def test_compute_stats_without_backend_counts_variants_as_unverified(tmp_path):
 _NARROW = {"direct_addressing": (1, "only gather-bound tasks load their addresses; the corpus "
                                     "has one such family, CSR SpMV (three tasks)"),
            "atomics_to_owner": (1, "only scatter tasks add into outputs with atomics per "
-                                   "element; the corpus has one, the histogram")}
+                                   "element; the corpus has one, the histogram"),
+           "row_elements": (2, "only row-wise tasks have a thread-per-row form that ends in a "
+                               "column loop; the corpus has two, softmax and layernorm")}
 
 
 def test_shipped_stats_cover_every_operator_on_three_families():
