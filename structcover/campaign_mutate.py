@@ -18,16 +18,16 @@ from structcover.schema import content_hash
 class RegistryMutate:
     """Apply operator chains with the registered mutation operators.
 
-    Each step keeps at most ``fanout`` variants (a seeded choice) so a chain of three
-    operators compiles at most ``fanout**3`` programs.
+    Each step keeps at most ``fanout`` variants (a seeded choice); only the last step's
+    variants are compiled (the earlier steps are dry runs).
     """
 
     fanout: int = 2
     #: (source hash, chain, seed) -> result: many gaps plan the same chain from the same
-    #: parent, and every operator application compiles its variants.
+    #: parent, and its last step compiles its variants.
     cache: dict[tuple[str, tuple[str, ...], int], list[MutantSource]] = field(
         default_factory=dict)
-    #: A ``tools.executors`` executor (Ray) for the operator applications; None: here.
+    #: A ``tools.executors`` executor (Ray) for the last step's applications; None: here.
     executor: Any = None
     #: (source hash, chain, seed) -> whether the chain applies, from a dry run.
     dry: dict[tuple[str, tuple[str, ...], int], bool] = field(default_factory=dict)
@@ -88,17 +88,25 @@ class RegistryMutate:
 
     def _apply(self, source: str, chain: list[str], seed: int,
                local: bool = False) -> list[MutantSource]:
-        from structcover.tools.mutations.base import registry
+        """The chain's final programs. The steps before the last come from dry runs; only the
+        last step's variants are compiled (``local``: none is). An intermediate program is
+        never a candidate, and the Verifier compiles the final one anyway, so compiling
+        every intermediate variant (up to ``fanout + fanout**2`` programs for a chain of
+        three) bought nothing."""
+        from structcover.tools.mutations.base import dry_run, registry
 
         ops = registry()
         rng = random.Random(seed)
         frontier = [source]
-        for name in chain:
+        for step, name in enumerate(chain):
             if name not in ops:
                 return []
+            if local or step < len(chain) - 1:
+                with dry_run():
+                    steps = [apply_operator(name, src) for src in frontier]
+            else:
+                steps = self._variants(name, frontier)
             nxt: list[str] = []
-            steps = ([apply_operator(name, src) for src in frontier] if local
-                     else self._variants(name, frontier))
             for variants in steps:
                 rng.shuffle(variants)
                 nxt += [v for v in variants[:self.fanout] if v not in nxt]

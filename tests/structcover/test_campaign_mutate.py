@@ -100,3 +100,23 @@ def test_a_rewritten_first_step_opens_operators_the_parent_does_not_take():
     mutant = mutate.apply(source, ["atomics_to_owner", "lanes_chunked"], seed=0)[0]
     p = pattern_features(extract_features(mutant.source).values)
     assert (p["pattern.global_access"], p["pattern.sync"]) == ("strided", "none")
+
+
+def test_a_chain_compiles_only_its_last_steps_variants(monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled: list[str] = []
+
+    def record(source: str) -> tuple[bool, str]:
+        compiled.append(source)
+        return True, ""
+
+    monkeypatch.setattr(base, "check_compiles", record)
+    source = _reference("saxpy")
+    out = RegistryMutate(fanout=1).apply(source, ["to_grid_stride", "unroll_pragma"], seed=3)
+    assert out and compiled, "the chain should yield a mutant of saxpy"
+    # the intermediate grid-stride program is a dry run; what compiled is the last step's
+    with base.dry_run():
+        from structcover.campaign_mutate import apply_operator
+
+        middle = apply_operator("to_grid_stride", source)
+    assert not set(middle) & set(compiled)
+    assert {m.source for m in out} <= set(compiled)

@@ -11,11 +11,12 @@ The row-per-thread shape (the softmax and layernorm references)::
 becomes a thread per element: ``r = e / cols``, ``c = e % cols`` for the thread's global index
 ``e``; the statistics are computed as before (every thread of a row reads the same addresses:
 broadcast), and the thread runs the last loop's iteration ``c`` alone (neighbouring threads,
-neighbouring columns: coalesced). The launch grid grows by ``cols``. Two variants:
+neighbouring columns: coalesced). The launch grid grows by ``cols``. Two operators, one per
+access level, so the campaign's dry run of each says where it lands:
 
-* ``elements``: every row this way (coalesced access, no synchronization);
-* ``mixed``: rows ``[0, rows/2)`` a thread per element, the rest a thread per row as before
-  (coalesced and strided access in one kernel: mixed).
+* ``row_elements``: every row this way (coalesced access, no synchronization);
+* ``row_elements_mixed``: rows ``[0, rows/2)`` a thread per element, the rest a thread per
+  row as before (coalesced and strided access in one kernel: mixed).
 
 Each element is computed from the same statistics by the same expression, so the outputs are
 the same; the statistics are recomputed ``cols`` times per row: correct and slow. The variants
@@ -240,14 +241,28 @@ def _carried(body: str) -> bool:
     return bool(re.search(r"(?:\+\+|--)\s*[A-Za-z_]\w*|[A-Za-z_]\w*\s*(?:\+\+|--)", body))
 
 
+def _apply(name: str, which: str, program: str) -> MutationResult:
+    src = parse(program)
+    b = Builder(name, program)
+    why = "no kernel"
+    for kernel in kernels(src):
+        variants, why = _variants(src, kernel)
+        if variants is None:
+            continue
+        b.add(splice(src.text, dict(variants)[which]))
+        return b.done()
+    return b.done(why)
+
+
 @operator("row_elements", family="row_elements")
 def row_elements(program: str) -> MutationResult:
-    """A thread per (row, column) instead of a thread per row; each thread recomputes its row's
-    statistics (module docstring). Two variants: every row so, or the first half of the rows
-    so and the rest a thread per row.
+    """A thread per (row, column) instead of a thread per row, for every row; each thread
+    recomputes its row's statistics (module docstring): coalesced access, no
+    synchronization.
 
     Moves:
         mem.global_coalesced: up
+        mem.global_strided: down
 
     Applies to barrier-free kernels that start ``T r = blockIdx.x * blockDim.x +
     threadIdx.x; if (r >= R) return;``, compute without storing to memory, and end with a
@@ -255,14 +270,17 @@ def row_elements(program: str) -> MutationResult:
     no local from one column to the next and does not jump; ``R`` and ``C`` are value
     parameters and every launch is 1-D with a plain argument for ``C``.
     """
-    src = parse(program)
-    b = Builder("row_elements", program)
-    why = "no kernel"
-    for kernel in kernels(src):
-        variants, why = _variants(src, kernel)
-        if variants is None:
-            continue
-        for _, edits in variants:
-            b.add(splice(src.text, edits))
-        return b.done()
-    return b.done(why)
+    return _apply("row_elements", "elements", program)
+
+
+@operator("row_elements_mixed", family="row_elements")
+def row_elements_mixed(program: str) -> MutationResult:
+    """:func:`row_elements` for the first half of the rows; the rest keep a thread per row
+    (coalesced and strided access in one kernel: mixed).
+
+    Moves:
+        mem.global_coalesced: up
+
+    Applies where :func:`row_elements` does.
+    """
+    return _apply("row_elements_mixed", "mixed", program)

@@ -103,7 +103,8 @@ _NARROW = {"direct_addressing": (1, "only gather-bound tasks load their addresse
            "atomics_to_owner": (1, "only scatter tasks add into outputs with atomics per "
                                    "element; the corpus has one, the histogram"),
            "row_elements": (2, "only row-wise tasks have a thread-per-row form that ends in a "
-                               "column loop; the corpus has two, softmax and layernorm")}
+                               "column loop; the corpus has two, softmax and layernorm"),
+           "row_elements_mixed": (2, "as row_elements")}
 
 
 def test_shipped_stats_cover_every_operator_on_three_families():

@@ -2,6 +2,7 @@
 recomputes its row's statistics verifies on the CPU emulator, and lands coalesced (every row)
 or mixed (half the rows) without synchronization."""
 
+import pytest
 from mutation_cases import not_applicable, not_applicable_source, program, verify_operator
 
 from structcover.tools.features.extract import extract_features
@@ -14,16 +15,17 @@ def _levels(source: str) -> tuple[str, str]:
     return p["pattern.global_access"], p["pattern.sync"]
 
 
-def test_row_elements_variants_verify(cpu_backend):
-    verify_operator("row_elements", [("softmax", "reference"), ("layernorm", "reference")],
-                    cpu_backend)
+@pytest.mark.parametrize("op", ["row_elements", "row_elements_mixed"])
+def test_row_elements_variants_verify(op, cpu_backend):
+    verify_operator(op, [("softmax", "reference"), ("layernorm", "reference")], cpu_backend)
 
 
 def test_row_elements_lands_coalesced_and_mixed_without_sync():
     for family in ("softmax", "layernorm"):
         source = program(family, "reference")[0]
         assert _levels(source) == ("strided", "none")
-        variants = get_operator("row_elements").func(source).variants
+        variants = [get_operator(op).func(source).variants[0]
+                    for op in ("row_elements", "row_elements_mixed")]
         assert [_levels(v.source) for v in variants] == [("coalesced", "none"),
                                                          ("mixed", "none")], family
         # the grid grows by the column count; the column loop's iteration is the thread's own
@@ -48,7 +50,7 @@ extern "C" int launch(const float* x, float* y, int rows, int cols) {{
 def test_row_elements_applies_to_a_plain_row_kernel_and_keeps_its_launch_arguments():
     source = _ROW.format(last="for (int c = 0; c < cols; ++c) y[r * cols + c] = x[r * cols + c] - m;")
     variants = get_operator("row_elements").func(source).variants
-    assert len(variants) == 2
+    assert len(variants) == 1
     assert "k<<<((rows + 63) / 64) * (cols), 64>>>(x, y, rows, cols);" in variants[0].source
 
 
