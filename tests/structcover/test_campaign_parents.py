@@ -44,3 +44,27 @@ def test_originals_keep_places_among_nearer_mutants(tmp_path: Path) -> None:
         assert sorted(n.source.split()[1] for n in near[:2]) == ["ref", "ref2"]
     finally:
         memory.store.close()
+
+
+def test_copies_of_one_original_take_one_place(tmp_path: Path) -> None:
+    # A round holds a program once per rollout: three copies of "ref" must not fill the
+    # originals' places and keep "other" out.
+    mutants = [(f"m{i}", "mutant", "a=1,b=0") for i in range(5)]
+    store = SerialStore(lambda: MemoryStore.open(tmp_path / "memory"))
+    records = [ProgramRecord(task="t", source=f"// {name}\n", features={"x": 1.0, "y": 1.0},
+                             verified=True, round=0, origin=origin, bin_label=label)
+               for name, origin, label in mutants]
+    # the copies sit nearer the mutants in feature space than "other" does
+    records += [ProgramRecord(program_id=f"rollout-{i}", task="t", source="// ref\n",
+                              features={"x": 1.0, "y": 1.0}, verified=True, round=i,
+                              origin="input", bin_label="a=0,b=0")
+                for i in range(3)]
+    records.append(ProgramRecord(task="t", source="// other\n", features={"x": 0.0, "y": 9.0},
+                                 verified=True, round=0, origin="input", bin_label="a=0,b=0"))
+    store.add_programs(records)
+    memory = StoreMemory(store, _Coverage())  # type: ignore[arg-type]
+    try:
+        got = [n.source.split()[1] for n in memory.nearest("t", {"a": "1", "b": "1"}, k=4)]
+        assert sorted(got[2:]) == ["other", "ref"] and len(set(got)) == len(got)
+    finally:
+        memory.store.close()
