@@ -182,8 +182,10 @@ class StoreMemory:
             return []
         # One entry per program text: a round holds a program once per rollout that wrote
         # it, and copies would take the places the originals are kept for below.
-        seen: set[str] = set()
-        progs = [p for p in progs if not (p.source in seen or seen.add(p.source))]
+        first: dict[str, Any] = {}
+        for p in progs:
+            first.setdefault(p.source, p)
+        progs = list(first.values())
         ranked = sorted(progs, key=lambda p: (self.coverage.bin_distance(p.bin_label or "", target),
                                               p.program_id))
         near = {n.program.program_id: n.distance
