@@ -10,7 +10,6 @@ ternaries, division that does not divide) makes it *unknown* — counted, never 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from tree_sitter import Node
@@ -18,14 +17,15 @@ from tree_sitter import Node
 from structcover.tools.cuda_ast import field_id, parse, walk
 from structcover.tools.features.model import Facts, Func
 from structcover.tools.features.poly import (
-    THREAD,
     Indirect,
     NotAffine,
     Poly,
     _add,
     _mul,
     const_of,
+    lane_part,
     thread_dependent,
+    thread_part,
 )
 from structcover.tools.features.poly import parse_number as _number
 
@@ -225,7 +225,7 @@ class Resolver:
         poly, chain = self._eval(base, 1)
         for value in rest[:3]:
             other, _ = self._eval(value, 1)
-            if _thread_part(other) != _thread_part(poly):
+            if thread_part(other) != thread_part(poly):
                 raise NotAffine(name)
         if varies:
             poly = _add(poly, sym)
@@ -373,7 +373,7 @@ class Resolver:
                 raise NotAffine("divide by thread index")
             if not thread_dependent(a):
                 return {("~q:" + node.text.decode("utf-8", "replace"),): 1.0}, chain
-            if d is not None and d < 32 and _lane_part(a):
+            if d is not None and d < 32 and lane_part(a):
                 raise NotAffine("sub-warp division")
             # A thread index divided by >= a warp (or by a size) is uniform within a warp:
             # a thread-derived symbol with no lane component (warp id, row of a 2-D index).
@@ -392,53 +392,3 @@ class Resolver:
             tag = "~tr:" if thread_dependent(a) else "~r:"
             return _add(lane, {(tag + node.text.decode("utf-8", "replace"),): 1.0}), chain
         raise NotAffine(o)
-
-
-def _lane_part(p: Poly) -> Poly:
-    """Monomials that vary across the lanes of a warp (hold ``threadIdx.x``)."""
-    return {m: c for m, c in p.items() if "tid.x" in m}
-
-
-def _thread_part(p: Poly) -> Poly:
-    return {m: c for m, c in p.items() if any(s in THREAD or s.startswith("~t") for s in m)}
-
-
-def dataflow_features(facts: Facts, resolvers: dict[int, Resolver]) -> dict[str, float | int]:
-    """Data-flow measures over device functions.
-
-    Args:
-        facts: The program's facts.
-        resolvers: Resolver per function (by id), already used by the memory family so
-            their memo holds every index variable that was followed.
-
-    Returns:
-        ``dataflow.*`` values.
-    """
-    index_vars = 0
-    max_chain = 0
-    chains: list[int] = []
-    reused = 0
-    for func in facts.funcs:
-        if not func.is_device:
-            continue
-        res = resolvers.get(id(func))
-        if res is None:
-            continue
-        max_chain = max(max_chain, res.max_chain)
-        for poly, _err, chain in res.memo.values():
-            if poly is not None and thread_dependent(poly):
-                index_vars += 1
-                chains.append(chain)
-        # Values loaded once into a register and read again: the reuse the code exploits.
-        body = None
-        for name, defs in func.defs.items():
-            if defs[0][1].type in ("subscript_expression", "pointer_expression"):
-                body = func.node.text if body is None else body
-                uses = len(re.findall(rb"\b" + re.escape(name) + rb"\b", body))
-                reused += uses >= 3  # the definition plus at least two reads
-    return {
-        "dataflow.index_vars": index_vars,
-        "dataflow.max_chain_length": max_chain,
-        "dataflow.mean_chain_length": (sum(chains) / len(chains)) if chains else 0.0,
-        "dataflow.loaded_values_reused": reused,
-    }

@@ -26,7 +26,8 @@ from structcover.tools.cuda_ast import decode_source, embedded_cuda, looks_like_
 from structcover.tools.data.atomic import write_text
 from structcover.tools.executors.base import Executor, Quarantined
 from structcover.tools.features.ast import ast_features
-from structcover.tools.features.dataflow import Resolver, dataflow_features
+from structcover.tools.features.dataflow import Resolver
+from structcover.tools.features.dataflow_measures import dataflow_features
 from structcover.tools.features.expert import delegation_features, expert_features
 from structcover.tools.features.facts import collect
 from structcover.tools.features.memory import collect_accesses, memory_features

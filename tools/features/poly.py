@@ -70,3 +70,13 @@ def parse_number(text: bytes) -> float:
     if t.startswith("0b"):
         return float(int(t[2:], 2))
     return float(t)
+
+
+def lane_part(p: Poly) -> Poly:
+    """Monomials that vary across the lanes of a warp (hold ``threadIdx.x``)."""
+    return {m: c for m, c in p.items() if "tid.x" in m}
+
+
+def thread_part(p: Poly) -> Poly:
+    """Monomials that vary between threads (thread indices, thread-derived symbols)."""
+    return {m: c for m, c in p.items() if any(s in THREAD or s.startswith("~t") for s in m)}

@@ -46,9 +46,9 @@ from dataclasses import dataclass
 
 import tree_sitter as ts
 
+from structcover.tools.mutations._atomic_store import atomic_text, helper_edits, pure_index
 from structcover.tools.mutations._lanes import COLLECTIVE, Names, terms
 from structcover.tools.mutations._loops import Loop, breaks_out, canonical, pragma_before
-from structcover.tools.mutations._mapping import atomic_text, helper_edits, pure_index
 from structcover.tools.mutations._tree import (
     Src,
     assigned_names,
@@ -226,7 +226,7 @@ def stores_atomic(program: str) -> MutationResult:
 
     Applies to kernels whose every write of a float, int, unsigned or ``__half`` output is a
     plain ``y[index] = value;`` statement (a ``__half`` is stored with a 16-bit
-    compare-and-swap loop, ``_mapping.HALF_STORE``; ``double`` has no ``atomicExch``).
+    compare-and-swap loop, ``_atomic_store.HALF_STORE``; ``double`` has no ``atomicExch``).
     """
     src = parse(program)
     b = Builder("stores_atomic", program)
