@@ -31,6 +31,7 @@ import re
 
 import tree_sitter as ts
 
+from structcover.tools.mutations._atomic_store import pure_index
 from structcover.tools.mutations._patterns import grid_is_1d, is_global_index, kernel_launches
 from structcover.tools.mutations._tree import (
     Src,
@@ -51,20 +52,6 @@ _OWN_NAMES = re.compile(r"\bre_\w*\b|\brh_\b|\brc_\b")
 _COOPERATIVE = re.compile(r"__syncthreads|__syncwarp|__shfl|__ballot|__any_sync|__all_sync|"
                           r"\batomic\w*\s*\(|__shared__|\bcooperative_groups\b|\bgrid\.sync")
 _JUMP = re.compile(r"\b(?:return|break|continue|goto)\b")
-
-
-class _RowKernel:
-    """The pieces of a row-per-thread kernel (see the module docstring)."""
-
-    def __init__(self, src: Src, kernel: ts.Node, stmts: list[ts.Node]) -> None:
-        self.src = src
-        self.kernel = kernel
-        self.decl, self.guard, self.loop = stmts[0], stmts[1], stmts[-1]
-        self.middle = src.text[self.guard.end_byte:self.loop.start_byte].decode()
-        self.indent = ""
-
-    def text(self, node: ts.Node) -> str:
-        return self.src.of(node)
 
 
 def _statements(body: ts.Node) -> list[ts.Node]:
@@ -128,7 +115,7 @@ def _launch_args(src: Src, kernel: ts.Node, param: str) -> list[tuple[ts.Node, s
         if args is None or index >= len(args.named_children) or not grid_is_1d(src, call):
             return None
         arg = src.of(args.named_children[index]).strip()
-        if re.search(r"\w\s*\(|\+\+|--|(?<![=!<>])=(?!=)", arg):
+        if not pure_index(arg):  # evaluated once more per launch: no call, store or load
             return None
         out.append((launch_config(call)[0], arg))
     return out or None
@@ -160,8 +147,8 @@ def _variants(src: Src, kernel: ts.Node) -> tuple[list[tuple[str, list]] | None,
     if _COOPERATIVE.search(text):
         return None, "the kernel cooperates (barriers, warp collectives, atomics or shared " \
                      "memory): its rows are not one thread's work"
-    pk = _RowKernel(src, kernel, stmts)
-    if _stores(src, kernel, stmts[1].end_byte, stmts[-1].start_byte) or _JUMP.search(pk.middle):
+    between = src.text[stmts[1].end_byte:stmts[-1].start_byte].decode()
+    if _stores(src, kernel, stmts[1].end_byte, stmts[-1].start_byte) or _JUMP.search(between):
         return None, "the statistics part writes memory or jumps (only the column loop may store)"
     lbody = src.of(loop_body)
     if _JUMP.search(lbody) or not _stores(src, kernel, loop_body.start_byte, loop_body.end_byte):
@@ -179,7 +166,7 @@ def _variants(src: Src, kernel: ts.Node) -> tuple[list[tuple[str, list]] | None,
     guard, whole = src.of(stmts[1]), src.of(stmts[-1])
     # The statements between the guard and the loop, re-indented from the kernel body's level.
     middle = "\n".join(ln[len(ind):] if ln.startswith(ind) else ln
-                       for ln in pk.middle.split("\n")).rstrip() + "\n"
+                       for ln in between.split("\n")).rstrip() + "\n"
     gid = "(long long)blockIdx.x * blockDim.x + threadIdx.x"
     element = (f"{rtype} {row} = ({_bare(rtype)})(re_ / ({cols}));\n"
                f"const {ctype.replace('const ', '')} rc_ = ({ctype.replace('const ', '')})"
