@@ -10,6 +10,7 @@ ternaries, division that does not divide) makes it *unknown* — counted, never 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from tree_sitter import Node
@@ -46,6 +47,7 @@ _LOAD_CALLS = {b"__ldg", b"__ldcg", b"__ldca", b"__ldcs", b"__ldlu", b"__ldcv"}
 
 
 _MAX_BIND_DEPTH = 3
+_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _BIND_DEPTH = 0  # helper-parameter bindings in progress (a guard against deep call chains)
 
 
@@ -237,6 +239,9 @@ class Resolver:
         func = self.func
         tval = func.template_values.get(name)
         if tval is not None:
+            at_launch = self._in_launching_scope(tval)
+            if at_launch is not None:
+                return at_launch
             if tval.type in ("type_descriptor", "identifier", "type_identifier"):
                 return self._global(tval.text.strip())
             return self._eval(tval, 1)[0], 1
@@ -244,6 +249,37 @@ class Resolver:
         if param is not None:
             return None if param.pointer else self._bind_param(name)
         return self._global(name)
+
+    def _in_launching_scope(self, arg: Node) -> tuple[Poly, int] | None:
+        """A template argument written inside a function (``k<BM, BN><<<...>>>`` with ``BM``
+        a local ``const`` of the host function that launches): its value in that function's
+        scope, where its names are declared. None for an argument at file scope (explicit
+        instantiation, default) or one that scope does not reduce."""
+        global _BIND_DEPTH
+        node = arg.parent
+        while node is not None and node.type != "function_definition":
+            node = node.parent
+        if node is None or _BIND_DEPTH >= _MAX_BIND_DEPTH:
+            return None
+        host = next((f for f in self.facts.funcs if f.node.start_byte == node.start_byte
+                     and f.node.end_byte == node.end_byte), None)
+        if host is None or host is self.func:
+            return None
+        res = self.facts.resolvers.get(id(host))
+        if res is None:
+            res = self.facts.resolvers[id(host)] = Resolver(self.facts, host)
+        _BIND_DEPTH += 1
+        try:
+            text = arg.text.strip()
+            # ``k<BM>``: tree-sitter reads a bare name as a type; a value it names is a local.
+            poly, chain = (res.variable(text, arg.start_byte)
+                           if arg.type == "type_descriptor" and _IDENT.fullmatch(text)
+                           else res.resolve(arg))
+        except (NotAffine, Indirect):
+            return None
+        finally:
+            _BIND_DEPTH -= 1
+        return poly, chain + 1
 
     def _global(self, name: bytes) -> tuple[Poly, int] | None:
         """A file-scope constant or a macro with a constant (or affine) value."""

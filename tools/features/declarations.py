@@ -80,12 +80,13 @@ def mark_shared_params(facts: Facts) -> None:
         return
     for func in facts.funcs:
         for name, site in func.calls:
-            callee = callees.get(name)
+            # ``wt::load(...)``: a helper in a namespace is called by its qualified name.
+            callee = callees.get(name) or callees.get(name.rsplit(b"::", 1)[-1])
             args = site.node.child_by_field_id(_F_ARGUMENTS) if callee is not None else None
-            if args is None:
+            if callee is None or args is None:
                 continue
             if func.is_device and callee is not func:
-                facts.calls_to.setdefault(name, []).append((func, site.node))
+                facts.calls_to.setdefault(callee.name, []).append((func, site.node))
             params = list(callee.params)
             for i, arg in enumerate(args.named_children[:len(params)]):
                 base = arg

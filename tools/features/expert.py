@@ -10,6 +10,7 @@ and 1 elsewhere (so grid-stride loops do not inflate per-thread counts).
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from tree_sitter import Node
@@ -341,13 +342,43 @@ def _stages(func: Func) -> int:
     return len(reduced) + len(math)
 
 
+def _launches_on_one_path(facts: Facts) -> int:
+    """Launch sites one forward can reach: exclusive arms of an ``if`` / ``else`` or of a
+    ``switch`` (a launcher choosing a tile size by problem size) count as their largest arm,
+    everything else adds up."""
+    if not facts.launches:
+        return 0
+    starts = sorted(n.start_byte for n in facts.launches)
+    ends = {n.start_byte: n.end_byte for n in facts.launches}
+
+    def inside(node: Node) -> bool:
+        i = bisect.bisect_left(starts, node.start_byte)
+        return i < len(starts) and starts[i] < node.end_byte
+
+    def count(node: Node) -> int:
+        if not inside(node):
+            return 0
+        if ends.get(node.start_byte) == node.end_byte and node.type == "call_expression":
+            return 1
+        if node.type == "if_statement":
+            cond = node.child_by_field_name("condition")
+            arms = [node.child_by_field_name(f) for f in ("consequence", "alternative")]
+            return (count(cond) if cond is not None else 0) + max(
+                count(a) if a is not None else 0 for a in arms)
+        if node.type == "switch_statement" and (body := node.child_by_field_name("body")):
+            return max((count(c) for c in body.named_children), default=0)
+        return sum(count(c) for c in node.children)
+
+    return count(facts.parsed.root)
+
+
 def delegation_features(facts: Facts | None, text: str, language: str
                         ) -> dict[str, int | bool]:
     """``lib.delegates_heavy_op`` and ``fusion.launches_per_forward``."""
     heavy = False
     launches = 0
     if facts is not None:
-        launches = len(facts.launches)
+        launches = _launches_on_one_path(facts)
         for name, n in facts.host_calls.items():
             if _HEAVY_LIB.match(name):
                 heavy = True

@@ -135,6 +135,60 @@ def test_template_parameters_fixed_by_the_launch_site():
     assert extract_values(explicit)["smem.static_bytes"] == 16 * 4 * 4
 
 
+def test_template_arguments_named_by_the_launchers_local_constants():
+    # The common launcher: tile sizes are ``const`` locals of the host function, passed by
+    # name (``k<BM, BN, TM><<<...>>>``; tree-sitter reads each bare name as a type), one
+    # branch per problem size. The first launch fixes the parameters, in its own scope.
+    src = r"""
+    template <const int BM, const int BK, const int TM>
+    __global__ void t(const float* A, float* C, int K) {
+        __shared__ float As[BM * BK];
+        float acc[TM] = {0.f};
+        for (int i = 0; i < TM; ++i) acc[i] += A[threadIdx.x + i * BM];
+        As[threadIdx.x] = acc[0];
+        __syncthreads();
+        for (int i = 0; i < TM; ++i) C[blockIdx.x * K + As[i] + i] = acc[i];
+    }
+    void launch(const float* A, float* C, int K) {
+        const unsigned BK = 8;
+        const unsigned TM = 2 * 4;
+        if (K >= 128) {
+            const unsigned BM = 64;
+            t<BM, BK, TM><<<1, 256>>>(A, C, K);
+        } else {
+            const unsigned BM = 32;
+            t<BM, BK, TM><<<1, 128>>>(A, C, K);
+        }
+    }
+    """
+    values = extract_values(src)
+    assert values["smem.static_bytes"] == 64 * 8 * 4 and values["smem.unresolved_sizes"] == 0
+    assert values["reg.accumulators"] == 8 and values["reg.outputs_per_thread"] == 8
+    # One forward takes one branch: the two launches are alternatives, not two kernels.
+    assert values["fusion.launches_per_forward"] == 1
+    runtime = src.replace("const unsigned TM = 2 * 4;", "const unsigned TM = K / 16;")
+    assert extract_values(runtime)["reg.accumulators"] == 0  # not fixed by the source
+
+
+def test_helpers_called_through_a_namespace_see_shared_arguments():
+    src = r"""
+    namespace tile {
+    __device__ void load(const float* A, float* As, int row) {
+        As[threadIdx.x] = A[row * 32 + threadIdx.x];
+    }
+    }
+    __global__ void k(const float* A, float* out) {
+        __shared__ float As[32];
+        tile::load(A, As, blockIdx.x);
+        __syncthreads();
+        out[blockIdx.x * 32 + threadIdx.x] = As[31 - threadIdx.x];
+    }
+    """
+    values = extract_values(src)
+    assert values["smem.accesses"] == 2
+    assert g(src) == {"coalesced": 2}
+
+
 def test_constexpr_file_constants_and_macro_expressions():
     src = r"""
     constexpr int TILE = 32;
