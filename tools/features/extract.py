@@ -36,10 +36,11 @@ from structcover.tools.features.patterns import PatternSet, pattern_counts
 from structcover.tools.features.registry import FEATURES, NAMES, defaults
 from structcover.tools.features.structure import pattern_features
 from structcover.tools.features.tasklevel import detect_language, task_features
+from structcover.tools.features.techniques import technique_features
 from structcover.tools.features.tiling import tiling_features
 
 #: Bump when any feature's definition changes: it invalidates cached results.
-EXTRACTOR_VERSION = "3"
+EXTRACTOR_VERSION = "4"
 DEFAULT_MAX_BYTES = 5_000_000
 
 
@@ -118,6 +119,7 @@ def _extract_values(source: str | bytes, patterns: PatternSet | None,
         values["parse.extract_error"] = True
     # Patterns are derived from whatever the families reported, so they are always set.
     _safe(values, pattern_features, values)
+    _safe(values, technique_features, values)
     return values
 
 

@@ -193,6 +193,11 @@ FEATURES: tuple[FeatureSpec, ...] = (
     _f("pattern.vector_width", "category",
        "1 / 2 / 4 / 8: widest global access in elements (mem.vector_width_global)"),
     _f("pattern.tensor_cores", "category", "no / yes: tensor cores used (tc.used)"),
+    # -- named refinements (tools/features/techniques.py; rules in docs/FEATURES.md) -------
+    _f("opt.refinements", "count",
+       "named refinements beyond the patterns, of 11: warp shuffles, bank padding, work "
+       "per thread, read-only path, constant memory, unrolling, launch bounds, fast math, "
+       "pipelining, warp tiling, a single launch (tools/features/techniques.py)"),
 )
 
 BY_NAME: dict[str, FeatureSpec] = {f.name: f for f in FEATURES}

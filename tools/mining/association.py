@@ -288,7 +288,8 @@ def _cv_info(gram: list[np.ndarray], xty: list[np.ndarray],
 
 def select_forward(order: list[Column], y: np.ndarray, rows: np.ndarray, *, min_gain: float,
                    cells: np.ndarray, groups: np.ndarray, numeric: np.ndarray | None = None,
-                   max_features: int = 12, seed: int = 0, explain: bool = True
+                   max_features: int = 12, seed: int = 0, explain: bool = True,
+                   preferred: frozenset[str] = frozenset()
                    ) -> tuple[list[str], dict[str, tuple[str, float]]]:
     """Greedy forward selection by cross-validated conditional information, giving F*.
 
@@ -298,6 +299,9 @@ def select_forward(order: list[Column], y: np.ndarray, rows: np.ndarray, *, min_
     each step the candidate whose binned design block most raises the out-of-fold
     ``-0.5 log(1 - R²)`` of R_perf (folds keep tasks whole, so a gain must generalise to
     unseen tasks) enters, if that gain exceeds ``min_gain`` nats; otherwise selection stops.
+    Gains closer than ``min_gain`` are not told apart by the data: among those within
+    ``min_gain`` of the best, a ``preferred`` feature (the named patterns users and prompts
+    talk about) enters first, the way a one-standard-error rule picks the simpler model.
     Features and target are compared within the cells R_perf was normalised in (Frisch-Waugh).
 
     Args:
@@ -313,6 +317,7 @@ def select_forward(order: list[Column], y: np.ndarray, rows: np.ndarray, *, min_
         seed: Seeds the fold assignment of groups.
         explain: Also say, for each candidate left out, which selected feature explains it
             (costs a regression per pair; resamples for stability skip it).
+        preferred: Names that win a near tie (within ``min_gain``) against other candidates.
 
     Returns:
         The selected names in order of entry, and for every other candidate (the selected
@@ -354,6 +359,9 @@ def select_forward(order: list[Column], y: np.ndarray, rows: np.ndarray, *, min_
         if not gains:
             break
         best = max(gains, key=lambda n: (gains[n], -names.index(n)))
+        near = [n for n in gains if n in preferred and gains[n] >= gains[best] - min_gain]
+        if near:
+            best = max(near, key=lambda n: (gains[n], -names.index(n)))
         if gains[best] <= min_gain:
             break
         kept.append(best)

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from structcover.config import DiscoverySettings
+from structcover.tools.features.structure import PATTERN_RULES
 from structcover.tools.mining import table as T
 from structcover.tools.mining.association import (
     Column,
@@ -62,6 +63,8 @@ __all__ = ["MI_MAX_ROWS", "Discovery", "DiscoveryCounts", "DiscoveryRun", "Featu
            "discover", "tier_of"]
 
 _DEFAULTS = DiscoverySettings()
+#: The named patterns: they win a near tie in forward selection (``select_forward``).
+_PATTERNS = frozenset(PATTERN_RULES)
 #: Rows used per MI estimate. Past this the table is subsampled (uniformly, without
 #: replacement, after R_perf is computed on every row): the estimand is unchanged, the
 #: estimator's standard error at 10k rows is ~0.005 nats, below τ_low.
@@ -193,7 +196,8 @@ def select(p: Problem, scores: Scores, rows: np.ndarray, threshold: dict[str, fl
     for sl in ("all", "cuda"):
         k, r = select_forward([c for c in cand if p.applies[c.name] == sl],
                               p.targets[sl][p.key], rows, min_gain=p.min_gain, cells=p.cells,
-                              groups=p.tasks, numeric=p.numeric, seed=p.seed, explain=explain)
+                              groups=p.tasks, numeric=p.numeric, seed=p.seed, explain=explain,
+                              preferred=_PATTERNS)
         kept += k
         red.update(r)
     return kept, red

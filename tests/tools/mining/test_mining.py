@@ -192,3 +192,34 @@ def test_identical_columns_are_measured_once_and_reported_as_duplicates():
     assert copy.mi == d.feature("smem.tiled").mi
     assert "duplicate of smem.tiled" in copy.reason and not copy.selected
     assert set(d.f_star) == DRIVERS
+
+
+def _near_tie(rng: np.random.Generator) -> tuple[list, np.ndarray]:
+    """A raw count and a pattern that carry the same signal; the count a hair more of it."""
+    from structcover.tools.mining.association import Column
+
+    n = 120
+    level = rng.integers(0, 3, n).astype(float)
+    y = level + rng.normal(0, 0.3, n)
+    raw = level.copy()
+    raw[:3] = y[:3].round()  # a little better fit, well under the selection's noise floor
+    return [Column("smem.accesses", raw, False), Column("pattern.reuse", level, True)], y
+
+
+def test_a_named_pattern_wins_a_near_tie_in_forward_selection():
+    from structcover.tools.mining.association import Column, select_forward
+
+    cols, y = _near_tie(np.random.default_rng(0))
+    rows = np.arange(len(y))
+    tasks = rows % 6
+    kwargs = {"min_gain": 0.02, "cells": np.zeros(len(y), int), "groups": tasks,
+              "explain": False}
+    plain, _ = select_forward(cols, y, rows, **kwargs)
+    preferred, _ = select_forward(cols, y, rows, preferred=frozenset({"pattern.reuse"}),
+                                  **kwargs)
+    assert plain == ["smem.accesses"]
+    assert preferred == ["pattern.reuse"]
+    # A clear winner is never overruled: the pattern only wins within min_gain.
+    far, _ = select_forward([Column("smem.accesses", y.round(1), False), cols[1]], y, rows,
+                            preferred=frozenset({"pattern.reuse"}), **kwargs)
+    assert far[0] == "smem.accesses"
