@@ -18,6 +18,7 @@ from structcover.tools.features.dataflow import Resolver
 from structcover.tools.features.model import Facts, Func, Site, vector_width
 from structcover.tools.features.pointers import (  # noqa: F401 - base_space re-exported
     Skip,
+    address_space,
     base_space,
     cast_width,
     index_node,
@@ -110,11 +111,13 @@ def _parent_matters(src: bytes, node: Node) -> bool:
 
 
 def _classify_site(facts: Facts, func: Func, res: Resolver, site: Site,
-                   clean: bool = False) -> Access | None:
+                   clean: bool = False, atomic: bool = False) -> Access | None:
     """Classify one access; ``clean`` (a tree without errors) allows the source pre-check
-    on the parent (a MISSING token in a broken tree has no bytes to see)."""
+    on the parent (a MISSING token in a broken tree has no bytes to see); ``atomic``: the
+    site is the location an atomic updates (its address is taken, and it is a store)."""
     node = site.node
-    parent = node.parent if not clean or _parent_matters(facts.parsed.src, node) else None
+    parent = None if atomic else node.parent if not clean or _parent_matters(
+        facts.parsed.src, node) else None
     if parent is not None:
         if parent.type == "subscript_expression" and parent.start_byte == node.start_byte:
             return None  # inner part of a multi-dimensional access; the outer one counts
@@ -126,7 +129,7 @@ def _classify_site(facts: Facts, func: Func, res: Resolver, site: Site,
             fn = call.child_by_field_id(_F_FUNCTION) if call is not None else None
             if fn is None or not fn.text.startswith(b"__ld"):
                 return None
-    store = (node.start_byte, node.end_byte) in func.stores
+    store = atomic or (node.start_byte, node.end_byte) in func.stores
     try:
         if node.type == "subscript_expression":
             base = node.child_by_field_id(_F_ARGUMENT)
@@ -230,6 +233,36 @@ def bank_conflicted(acc: Access) -> bool:
     return words > acc.vector and float(words).is_integer() and int(words) % 2 == 0
 
 
+def _atomic_address(facts: Facts, func: Func, res: Resolver, call: Site) -> Access | None:
+    """The location an atomic updates (``atomicAdd(&y[i], v)``, ``atomicExch(y + i, v)``,
+    ``atomicAdd(out, v)``): a read-modify-write, counted as a store and classified like one.
+    Without it an atomic hides its address: a strided store made ``atomicExch`` would read as
+    no store at all."""
+    args = call.node.child_by_field_id(_F_ARGUMENTS)
+    if args is None or not args.named_children:
+        return None
+    addr = args.named_children[0]
+    inner = addr.child_by_field_id(_F_ARGUMENT) if addr.type == "pointer_expression" \
+        and addr.child(0).type == "&" else None
+    if inner is not None and inner.type in ("subscript_expression", "pointer_expression"):
+        # &y[i], &tile[r][c], &*p: the subscript is classified as the access it addresses.
+        return _classify_site(facts, func, res, Site(inner, call.loop_depth, call.branches,
+                                                     call.loops), atomic=True)
+    site = Site(addr, call.loop_depth, call.branches, call.loops)
+    try:
+        name, space, off, width = pointer_form(facts, func, res, addr)
+    except Skip:
+        return None
+    except (Indirect, NotAffine) as exc:
+        kind = "indirect" if isinstance(exc, Indirect) else "unknown"
+        return Access(site, address_space(facts, func, addr), kind, True, 1, b"")
+    try:
+        kind, stride = classify(dict(off)), lane_stride(dict(off))
+    except (Indirect, NotAffine):
+        kind, stride = "unknown", None
+    return Access(site, space, kind, True, width, name, stride)
+
+
 def collect_accesses(facts: Facts, resolvers: dict[int, Resolver]) -> MemoryFacts:
     """Classify every subscript and dereference in device code."""
     out = MemoryFacts()
@@ -238,15 +271,17 @@ def collect_accesses(facts: Facts, resolvers: dict[int, Resolver]) -> MemoryFact
         if not func.is_device:
             continue
         res = resolvers.setdefault(id(func), Resolver(facts, func))
-        for site in (*func.subscripts, *func.derefs):
-            acc = _classify_site(facts, func, res, site, clean)
+        atomics = [_atomic_address(facts, func, res, site) for name, site in func.calls
+                   if name.startswith((b"atomic", b"::atomic"))]
+        for acc in (*(_classify_site(facts, func, res, site, clean)
+                      for site in (*func.subscripts, *func.derefs)), *atomics):
             if acc is None:
                 continue
             out.accesses.append(acc)
             out.by_func.setdefault(id(func), []).append(acc)
             if acc.space == "global" and not acc.store:
                 out.loads_by_func.setdefault(id(func), []).append(
-                    (site.node.start_byte, site.node.end_byte))
+                    (acc.site.node.start_byte, acc.site.node.end_byte))
     return out
 
 

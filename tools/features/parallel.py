@@ -9,8 +9,9 @@ from tree_sitter import Node
 
 from structcover.tools.cuda_ast import field_id
 from structcover.tools.features.dataflow import Resolver
-from structcover.tools.features.memory import MemoryFacts, base_space
+from structcover.tools.features.memory import MemoryFacts
 from structcover.tools.features.model import Facts, Func
+from structcover.tools.features.pointers import address_space
 from structcover.tools.features.poly import Indirect, NotAffine, const_of, thread_dependent
 
 _F_ARGUMENT = field_id("argument")
@@ -71,31 +72,6 @@ def _is_block_sync(func: Func, name: bytes, node: Node) -> bool | None:
             return False
         return True
     return None
-
-
-def _atomic_space(facts: Facts, func: Func, call: Node) -> str:
-    args = call.child_by_field_id(_F_ARGUMENTS)
-    node = args.named_children[0] if args is not None and args.named_children else None
-    depth = 0
-    while node is not None and depth < 32:
-        depth += 1
-        t = node.type
-        if t == "identifier":
-            space = base_space(facts, func, node.text)
-            if space is None and node.text in func.local_ptrs:
-                defs = func.defs.get(node.text, [])
-                node = defs[0][1] if defs else None
-                continue
-            return "shared" if space == "shared" else "global"
-        if t in ("pointer_expression", "subscript_expression", "parenthesized_expression",
-                 "cast_expression", "field_expression"):
-            node = node.child_by_field_id(_F_ARGUMENT) or node.child_by_field_id(_F_VALUE) \
-                or (node.named_children[-1] if node.named_children else None)
-        elif t == "binary_expression":
-            node = node.child_by_field_id(_F_LEFT)
-        else:
-            break
-    return "global"
 
 
 def _grid_stride(func: Func, loop: Node) -> bool:
@@ -161,7 +137,11 @@ def parallel_features(facts: Facts, mem: MemoryFacts,
             elif name == b"__activemask":
                 v["warp.activemask"] += 1
             elif name.startswith(b"atomic") or name.startswith(b"::atomic"):
-                v["atomics." + _atomic_space(facts, func, site.node)] += 1
+                args = site.node.child_by_field_id(_F_ARGUMENTS)
+                first = args.named_children[0] if args is not None and args.named_children \
+                    else None
+                v["atomics." + (address_space(facts, func, first) if first is not None
+                                else "global")] += 1
             elif b"tiled_partition" in name:
                 v["cg.tiled_partitions"] += 1
             elif b"wmma" in name or name.endswith(b"mma_sync") or name.startswith(b"__hmma"):

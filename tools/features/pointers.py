@@ -49,6 +49,33 @@ def base_space(facts: Facts, func: Func, name: bytes) -> str | None:
     return None
 
 
+def address_space(facts: Facts, func: Func, addr: Node) -> str:
+    """``shared`` or ``global``: the space of the array an address expression points into
+    (``&s[i]``, ``s + k``, a local pointer to it), read off its base name; an atomic's
+    first argument is one."""
+    node: Node | None = addr
+    for _ in range(32):
+        if node is None:
+            break
+        t = node.type
+        if t == "identifier":
+            space = base_space(facts, func, node.text)
+            if space is None and node.text in func.local_ptrs:
+                defs = func.defs.get(node.text, [])
+                node = defs[0][1] if defs else None
+                continue
+            return "shared" if space == "shared" else "global"
+        if t in ("pointer_expression", "subscript_expression", "parenthesized_expression",
+                 "cast_expression", "field_expression"):
+            node = node.child_by_field_id(_F_ARGUMENT) or node.child_by_field_id(_F_VALUE) \
+                or (node.named_children[-1] if node.named_children else None)
+        elif t == "binary_expression":
+            node = node.child_by_field_id(_F_LEFT)
+        else:
+            break
+    return "global"
+
+
 def pointer_form(facts: Facts, func: Func, res: Resolver, node: Node,
                  depth: int = 0) -> tuple[bytes, str, Poly, int]:
     """Reduce a pointer expression to (base name, space, element offset, vector width).
@@ -139,6 +166,11 @@ def pointer_form(facts: Facts, func: Func, res: Resolver, node: Node,
                 merged = add(merged, term)
             return name, space, merged, width
         raise Skip
+    if t == "call_expression" and facts.shared_handles:
+        fn = node.child_by_field_id(_F_FUNCTION)
+        handle = fn.text.split(b"<", 1)[0].strip() if fn is not None else b""
+        if handle in facts.shared_handles:
+            return handle, "shared", {}, 1
     if t in ("call_expression", "cast_expression"):
         if t == "call_expression":
             fn = node.child_by_field_id(_F_FUNCTION)

@@ -57,18 +57,18 @@ def test_every_pair_operator_applies_to_2d_kernels(family):
         landed[pair] = _levels(result.variants[0].source)
     if family == "gemm":  # B and C are read and written along threadIdx.x: every pair lands
         assert all(got == pair for pair, got in landed.items()), landed
-    else:  # a transpose writes across rows: one-element-per-thread forms stay mixed
+    else:  # a transpose writes across rows: one-element-per-thread forms stay mixed, and
+        # so does the atomic one (an atomic's address is a store, strided here)
         wrong = {pair for pair, got in landed.items() if got != pair}
         assert wrong == {("coalesced", "block"), ("coalesced", "warp"),
-                         ("coalesced", "block_and_warp")}, landed
+                         ("coalesced", "block_and_warp"), ("coalesced", "atomic_or_grid")}, landed
         assert all(landed[p] == ("mixed", p[1]) for p in wrong)
 
 
 @pytest.mark.parametrize("family", ["gemm", "transpose"])
 def test_2d_pair_variants_verify(family, cpu_backend):
     # one operator per mapping, each with another synchronization; the barrier ones stage the
-    # output store C[row * N + col] = acc (its index re-derived after the barrier). On the
-    # transpose an atomic store hides the strided write the mixed mapping promises to add to.
+    # output store C[row * N + col] = acc (its index re-derived after the barrier).
     mixed = "map_mixed_atomic_or_grid" if family == "gemm" else "map_mixed_block"
     for op in ("map_strided_block", "map_broadcast_warp", "map_indirect_block_and_warp", mixed,
                "map_coalesced_atomic_or_grid", "stage_smem_warp"):
