@@ -155,3 +155,49 @@ def bind_templates(facts: Facts) -> None:
             value = args[i] if i < len(args) else default
             if value is not None:
                 func.template_values[name] = value
+
+
+def mark_shared_handles(facts: Facts) -> None:
+    """Record the structs whose member functions declare a shared array
+    (``facts.shared_handles``; a specialization ``S<double>`` counts as ``S``)."""
+    for func in facts.funcs:
+        if not func.shared or func.node.parent is None \
+                or func.node.parent.type != "field_declaration_list":
+            continue
+        owner = func.node.parent.parent
+        name = owner.child_by_field_id(_F_NAME) if owner is not None else None
+        if owner is not None and owner.type in ("struct_specifier", "class_specifier") \
+                and name is not None:
+            facts.shared_handles.add(name.text.split(b"<", 1)[0].strip())
+
+
+def _member(func: Func) -> bool:
+    parent = func.node.parent
+    return parent is not None and parent.type == "field_declaration_list"
+
+
+def drop_unreachable_helpers(facts: Facts) -> None:
+    """Drop ``__device__`` helpers that no kernel or host function calls, directly or
+    through other helpers: dead code is not the kernel's structure, and an unused helper
+    full of shuffles must not make a kernel read as warp-level. Programs without a kernel
+    (a header of helpers) keep everything; struct members (called implicitly, like a
+    conversion operator) are kept."""
+    if not any(f.kind == "global" for f in facts.funcs):
+        return
+    helpers: dict[bytes, list[Func]] = {}
+    for func in facts.funcs:
+        if func.kind == "device" and not _member(func):
+            helpers.setdefault(func.name, []).append(func)
+    if not helpers:
+        return
+    reached: set[bytes] = set()
+    todo = [f for f in facts.funcs if f.kind != "device" or _member(f)]
+    while todo:
+        func = todo.pop()
+        for name, _ in func.calls:
+            for key in (name, name.rsplit(b"::", 1)[-1]):
+                if key in helpers and key not in reached:
+                    reached.add(key)
+                    todo.extend(helpers[key])
+    facts.funcs = [f for f in facts.funcs
+                   if f.kind != "device" or _member(f) or f.name in reached]

@@ -17,7 +17,9 @@ from tree_sitter import Node, QueryCursor
 from structcover.tools.cuda_ast import Parsed, error_nodes, field_id, language, query
 from structcover.tools.features.declarations import (
     bind_templates,
+    drop_unreachable_helpers,
     function_facts,
+    mark_shared_handles,
     mark_shared_params,
     shared_dims,
 )
@@ -355,6 +357,8 @@ def collect(parsed: Parsed, cursor_walk: bool = False) -> Facts:
     """
     walker = _Walker(parsed)
     facts = walker.run_cursor() if cursor_walk else walker.run()
+    mark_shared_handles(facts)
+    drop_unreachable_helpers(facts)
     mark_shared_params(facts)
     bind_templates(facts)
     return facts

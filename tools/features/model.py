@@ -92,6 +92,10 @@ class Facts:
     funcs: list[Func] = field(default_factory=list)
     macros: dict[bytes, bytes] = field(default_factory=dict)
     file_shared: dict[bytes, SharedArray] = field(default_factory=dict)
+    #: Structs whose member functions hand out a shared array (the CUDA samples'
+    #: ``SharedMemory<T>``: ``operator T*() { extern __shared__ int s[]; return (T*)s; }``):
+    #: a pointer made from one (``T* sdata = SharedMemory<T>();``) points into shared memory.
+    shared_handles: set[bytes] = field(default_factory=set)
     device_globals: set[bytes] = field(default_factory=set)
     constant_vars: set[bytes] = field(default_factory=set)
     pragmas_unroll: int = 0

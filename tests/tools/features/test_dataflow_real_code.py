@@ -312,3 +312,94 @@ def test_a_pointer_reassigned_into_memory_is_an_unknown_access_not_none():
         y[i] = p[i];
     }"""
     assert g(src) == {"coalesced": 1, "unknown": 1}
+
+
+def test_an_atomic_updates_a_location_counted_and_classified_as_a_store():
+    # An atomic's address is a read-modify-write. Counting it keeps a policy from hiding a
+    # strided store behind atomicExch (it used to read as no store at all).
+    kernel = r"""
+    __global__ void k(const float* x, float* y, int n, const int* col) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        __shared__ int h[256];
+        __shared__ float s[32][33];
+        BODY
+    }
+    """
+    def at(body: str) -> dict:
+        values = extract_values(kernel.replace("BODY", body))
+        assert not values["parse.extract_error"]
+        return values
+
+    strided = at("atomicExch(&y[i * n], x[i]);")
+    assert g(kernel.replace("BODY", "atomicExch(&y[i * n], x[i]);")) == {"coalesced": 1,
+                                                                         "strided": 1}
+    assert strided["mem.global_stores"] == 1 and strided["pattern.global_access"] == "mixed"
+    plain = at("y[i * n] = x[i];")
+    assert plain["pattern.global_access"] == strided["pattern.global_access"]
+    assert g(kernel.replace("BODY", "atomicAdd(y + i, x[i]);")) == {"coalesced": 2}
+    assert g(kernel.replace("BODY", "atomicAdd(y, x[i]);")) == {"coalesced": 1, "broadcast": 1}
+    assert g(kernel.replace("BODY", "float* p = &y[i]; atomicAdd(p, 1.0f);")) == {
+        "coalesced": 1}
+    scatter = at("atomicAdd(&y[col[i]], 1.0f);")
+    assert scatter["mem.global_indirect"] == 1 and scatter["pattern.global_access"] == "indirect"
+    # Shared-memory atomics are shared accesses, never global ones.
+    shared = at("atomicAdd(&h[col[i] & 255], 1); atomicAdd(&s[threadIdx.x][0], 1.0f);")
+    assert shared["smem.accesses"] == 2 and shared["atomics.shared"] == 2
+    assert shared["mem.global_stores"] == 0 and shared["smem.strided_accesses"] == 1
+
+
+def test_a_struct_handing_out_dynamic_shared_memory_is_followed():
+    # The CUDA samples' idiom, copied into many reductions and scans: a struct whose
+    # conversion operator returns an ``extern __shared__`` array.
+    src = r"""
+    template <class T> struct Scratch {
+        __device__ operator T*() { extern __shared__ int raw[]; return (T*)raw; }
+    };
+    template <class T>
+    __global__ void tree(const T* in, T* out, unsigned n) {
+        T* s = Scratch<T>();
+        unsigned tid = threadIdx.x, i = blockIdx.x * blockDim.x + threadIdx.x;
+        s[tid] = i < n ? in[i] : T(0);
+        __syncthreads();
+        for (unsigned k = 1; k < blockDim.x; k *= 2) {
+            unsigned at = 2 * k * tid;
+            if (at < blockDim.x) s[at] += s[at + k];
+            __syncthreads();
+        }
+        if (tid == 0) out[blockIdx.x] = s[0];
+    }
+    void launch(const float* in, float* out, unsigned n) {
+        tree<float><<<(n + 255) / 256, 256, 256 * sizeof(float)>>>(in, out, n);
+    }
+    """
+    values = extract_values(src)
+    assert values["smem.accesses"] == 4 and values["pattern.reuse"] == "smem_staging"
+    # Interleaved addressing: lanes 2k elements apart, an even stride, so banks conflict.
+    assert values["smem.strided_accesses"] == 2 and values["smem.bank_conflicts"] == 2
+    assert g(src) == {"coalesced": 1, "broadcast": 1}
+
+
+def test_a_helper_no_kernel_calls_is_not_the_kernels_structure():
+    # An unused helper full of shuffles must not make a plain kernel read as warp-level
+    # (a policy could append one to land in a bin it does not occupy).
+    plain = r"""
+    __global__ void scale(const float* x, float* y, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) y[i] = 2.0f * x[i];
+    }
+    """
+    dead = r"""
+    __device__ float warp_sum(float v) {
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+        return v;
+    }
+    """ + plain
+    for src in (plain, dead):
+        values = extract_values(src)
+        assert values["warp.shuffles"] == 0 and values["pattern.sync"] == "none"
+        assert values["kernel.device_functions"] == 0
+    used = dead.replace("y[i] = 2.0f * x[i];", "y[i] = warp_sum(x[i]);")
+    values = extract_values(used)
+    assert values["warp.shuffles"] == 1 and values["kernel.device_functions"] == 1
+    # A file of helpers alone (no kernel) keeps them.
+    assert extract_values(dead.split("__global__")[0])["warp.shuffles"] == 1
