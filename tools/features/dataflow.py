@@ -265,9 +265,7 @@ class Resolver:
                      and f.node.end_byte == node.end_byte), None)
         if host is None or host is self.func:
             return None
-        res = self.facts.resolvers.get(id(host))
-        if res is None:
-            res = self.facts.resolvers[id(host)] = Resolver(self.facts, host)
+        res = resolver_for(self.facts, host)
         _BIND_DEPTH += 1
         try:
             text = arg.text.strip()
@@ -307,9 +305,7 @@ class Resolver:
         index = list(self.func.params).index(name)
         if args is None or index >= len(args.named_children):
             return None
-        res = self.facts.resolvers.get(id(caller))
-        if res is None:
-            res = self.facts.resolvers[id(caller)] = Resolver(self.facts, caller)
+        res = resolver_for(self.facts, caller)
         _BIND_DEPTH += 1
         try:
             poly, chain = res.resolve(args.named_children[index])
@@ -428,3 +424,11 @@ class Resolver:
             tag = "~tr:" if thread_dependent(a) else "~r:"
             return _add(lane, {(tag + node.text.decode("utf-8", "replace"),): 1.0}), chain
         raise NotAffine(o)
+
+
+def resolver_for(facts: Facts, func: Func) -> Resolver:
+    """The resolver of ``func``, shared through ``facts.resolvers`` (made on first use)."""
+    res = facts.resolvers.get(id(func))
+    if res is None:
+        res = facts.resolvers[id(func)] = Resolver(facts, func)
+    return res

@@ -12,7 +12,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from structcover.tools.cuda_ast import field_id
-from structcover.tools.features.dataflow import Resolver
+from structcover.tools.features.dataflow import Resolver, resolver_for
 from structcover.tools.features.model import Facts, Func, vector_width
 from structcover.tools.features.poly import Indirect, NotAffine, Poly, add, mul
 
@@ -226,9 +226,7 @@ def _bound_pointer(facts: Facts, func: Func, name: bytes,
     index = list(func.params).index(name)
     if args is None or index >= len(args.named_children):
         return None
-    res = facts.resolvers.get(id(caller))
-    if res is None:
-        res = facts.resolvers[id(caller)] = Resolver(facts, caller)
+    res = resolver_for(facts, caller)
     try:
         return pointer_form(facts, caller, res, args.named_children[index], depth + 4)
     except (Skip, NotAffine, Indirect):

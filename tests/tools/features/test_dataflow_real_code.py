@@ -113,9 +113,9 @@ def test_two_call_levels():
     assert g(src) == {"coalesced": 1, "strided": 1}
 
 
-def test_template_parameters_fixed_by_the_launch_site():
-    src = r"""
-    template <int BM, int BK, int TM = 8>
+def _tile_kernel(params: str) -> str:
+    """A template kernel whose shared tile, register array and loops take BM, BK, TM."""
+    return f"\n    template <{params}>\n" + r"""
     __global__ void t(const float* A, float* C, int K) {
         __shared__ float As[BM * BK];
         float acc[TM] = {0.f};
@@ -124,6 +124,11 @@ def test_template_parameters_fixed_by_the_launch_site():
         __syncthreads();
         for (int i = 0; i < TM; ++i) C[blockIdx.x * K + As[i] + i] = acc[i];
     }
+    """
+
+
+def test_template_parameters_fixed_by_the_launch_site():
+    src = _tile_kernel("int BM, int BK, int TM = 8") + r"""
     void launch(const float* A, float* C, int K) { t<64, 8><<<1, 256>>>(A, C, K); }
     """
     values = extract_values(src)
@@ -139,16 +144,7 @@ def test_template_arguments_named_by_the_launchers_local_constants():
     # The common launcher: tile sizes are ``const`` locals of the host function, passed by
     # name (``k<BM, BN, TM><<<...>>>``; tree-sitter reads each bare name as a type), one
     # branch per problem size. The first launch fixes the parameters, in its own scope.
-    src = r"""
-    template <const int BM, const int BK, const int TM>
-    __global__ void t(const float* A, float* C, int K) {
-        __shared__ float As[BM * BK];
-        float acc[TM] = {0.f};
-        for (int i = 0; i < TM; ++i) acc[i] += A[threadIdx.x + i * BM];
-        As[threadIdx.x] = acc[0];
-        __syncthreads();
-        for (int i = 0; i < TM; ++i) C[blockIdx.x * K + As[i] + i] = acc[i];
-    }
+    src = _tile_kernel("const int BM, const int BK, const int TM") + r"""
     void launch(const float* A, float* C, int K) {
         const unsigned BK = 8;
         const unsigned TM = 2 * 4;
