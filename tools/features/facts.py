@@ -348,17 +348,20 @@ def _doc_order(node: Node) -> tuple[int, int]:
 _QUERY = (Path(__file__).with_name("facts.scm")).read_text()
 
 
-def collect(parsed: Parsed, cursor_walk: bool = False) -> Facts:
+def collect(parsed: Parsed, cursor_walk: bool = False, keep_unused: bool = False) -> Facts:
     """Visit ``parsed`` once and return its facts.
 
     Args:
         parsed: The parse.
         cursor_walk: Use a Python TreeCursor walk instead of the query (same facts).
+        keep_unused: Keep ``__device__`` helpers no kernel or host function calls (by
+            default they are dropped: dead code is not the program's structure).
     """
     walker = _Walker(parsed)
     facts = walker.run_cursor() if cursor_walk else walker.run()
     mark_shared_handles(facts)
-    drop_unreachable_helpers(facts)
+    if not keep_unused:
+        drop_unreachable_helpers(facts)
     mark_shared_params(facts)
     bind_templates(facts)
     return facts
