@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from structcover.tools.cuda_ast import field_id
+from structcover.tools.features.access_rules import classify, elem_bytes, lane_stride
 from structcover.tools.features.dataflow import Resolver
-from structcover.tools.features.model import Facts, Func, Site, vector_width
+from structcover.tools.features.model import Facts, Func, Site
 from structcover.tools.features.pointers import (  # noqa: F401 - base_space re-exported
     Skip,
     address_space,
@@ -36,9 +37,6 @@ _F_RIGHT = field_id("right")
 _F_TYPE = field_id("type")
 _F_VALUE = field_id("value")
 
-_ELEM_BYTES = [(b"double", 8), (b"long long", 8), (b"int64", 8), (b"half", 2),
-               (b"bfloat16", 2), (b"short", 2), (b"char", 1), (b"int8", 1), (b"uint8", 1),
-               (b"bool", 1)]
 @dataclass
 class Access:
     """One classified access."""
@@ -64,35 +62,6 @@ class MemoryFacts:
     def of(self, func: Func) -> list[Access]:
         """Accesses inside ``func``."""
         return self.by_func.get(id(func), [])
-
-
-def elem_bytes(type_text: bytes) -> int:
-    """Size in bytes of one element of the named type (4 when unknown)."""
-    width = vector_width(type_text)
-    for key, size in _ELEM_BYTES:
-        if key in type_text:
-            return size * width
-    return 4 * width
-
-
-def classify(poly: Poly) -> str:
-    """Coalesced / strided / broadcast from an index polynomial (in elements)."""
-    coef: Poly = {}
-    for m, c in poly.items():
-        n = m.count("tid.x")
-        if n > 1:
-            return "unknown"
-        if n == 1:
-            rest = list(m)
-            rest.remove("tid.x")
-            coef[tuple(rest)] = coef.get(tuple(rest), 0.0) + c
-    coef = {m: c for m, c in coef.items() if c != 0}
-    if not coef:
-        return "broadcast"
-    k = const_of(coef)
-    if k is None:
-        return "strided"
-    return "coalesced" if abs(k) <= 1 else "strided"
 
 
 #: Bytes that may sit between an access and a parent that changes how it counts: the `[`
@@ -204,22 +173,6 @@ def _shared_access(facts: Facts, func: Func, res: Resolver, site: Site, store: b
         return Access(site, "shared", "indirect", store, width, name)
     except NotAffine:
         return Access(site, "shared", "unknown", store, width, name)
-
-
-def lane_stride(poly: Poly) -> float | None:
-    """Constant coefficient of ``threadIdx.x`` (elements between neighbouring lanes), 0 when
-    absent, None when it is symbolic or not linear."""
-    coef: Poly = {}
-    for m, c in poly.items():
-        n = m.count("tid.x")
-        if n > 1:
-            return None
-        if n == 1:
-            rest = list(m)
-            rest.remove("tid.x")
-            coef[tuple(rest)] = coef.get(tuple(rest), 0.0) + c
-    coef = {m: c for m, c in coef.items() if c != 0}
-    return const_of(coef)
 
 
 def bank_conflicted(acc: Access) -> bool:

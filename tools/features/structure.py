@@ -33,7 +33,8 @@ ORDINAL: dict[str, tuple[str, ...]] = {
                                     "pattern.vector_width", "pattern.tensor_cores")}
 
 
-def _n(values: Mapping[str, Any], name: str) -> float:
+def numeric(values: Mapping[str, Any], name: str) -> float:
+    """The value of feature ``name`` as a number (missing, text or unreadable -> 0)."""
     v = values.get(name)
     if v is None or isinstance(v, str):
         return 0.0
@@ -47,7 +48,7 @@ def global_access(values: Mapping[str, Any]) -> str:
     """Rule: no global access -> none; any indirect -> indirect; coalesced and strided both
     present -> mixed; strided -> strided; coalesced -> coalesced; only broadcast ->
     broadcast; only unclassifiable (unknown) accesses -> mixed."""
-    c, s, b, i, u = (_n(values, f"mem.global_{k}") for k in
+    c, s, b, i, u = (numeric(values, f"mem.global_{k}") for k in
                      ("coalesced", "strided", "broadcast", "indirect", "unknown"))
     if c + s + b + i + u == 0:
         return "none"
@@ -72,8 +73,8 @@ def reuse(values: Mapping[str, Any]) -> str:
     smem_and_register."""
     reg = bool(values.get("reg.tiled"))
     staged = bool(values.get("smem.tiled"))
-    smem = _n(values, "smem.accesses") > 0
-    tiling = staged and _n(values, "smem.reads_per_staged") >= 2.0
+    smem = numeric(values, "smem.accesses") > 0
+    tiling = staged and numeric(values, "smem.reads_per_staged") >= 2.0
     if reg and staged:
         return "smem_and_register"
     if reg:
@@ -89,11 +90,11 @@ def sync(values: Mapping[str, Any]) -> str:
     """Rule: global atomics or a grid-wide sync -> atomic_or_grid (cross-block communication
     decides the pattern); else block barriers and warp-level primitives (shuffles, votes,
     __syncwarp) -> block_and_warp, block, warp, or none."""
-    if _n(values, "atomics.global") or values.get("sync.grid"):
+    if numeric(values, "atomics.global") or values.get("sync.grid"):
         return "atomic_or_grid"
-    block = _n(values, "sync.block_barriers") > 0
-    warp = (_n(values, "warp.shuffles") + _n(values, "warp.votes")
-            + _n(values, "sync.warp_syncs")) > 0
+    block = numeric(values, "sync.block_barriers") > 0
+    warp = (numeric(values, "warp.shuffles") + numeric(values, "warp.votes")
+            + numeric(values, "sync.warp_syncs")) > 0
     if block and warp:
         return "block_and_warp"
     return "block" if block else "warp" if warp else "none"
@@ -113,7 +114,7 @@ def intensity(values: Mapping[str, Any]) -> str:
 def vector_width(values: Mapping[str, Any]) -> str:
     """Rule: widest global access in elements (``mem.vector_width_global``): 2, 4 or 8 as
     themselves, wider -> "8", anything else (scalars, float3) -> "1"."""
-    w = int(_n(values, "mem.vector_width_global"))
+    w = int(numeric(values, "mem.vector_width_global"))
     if w >= 8:
         return "8"
     return str(w) if w in (2, 4) else "1"

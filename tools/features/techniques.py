@@ -20,13 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-
-def _n(values: Mapping[str, Any], name: str) -> float:
-    v = values.get(name)
-    if isinstance(v, bool):
-        return float(v)
-    return float(v) if isinstance(v, int | float) and v == v else 0.0
-
+from structcover.tools.features.structure import numeric as _n
 
 #: Refinement name -> (rule over the feature values, what the rule reads). The order is the
 #: documented one (docs/FEATURES.md, "Named refinements").

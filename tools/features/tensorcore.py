@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from structcover.tools.cuda_ast import field_id, walk
+from structcover.tools.features.access_rules import elem_bytes
 from structcover.tools.features.dataflow import Resolver
-from structcover.tools.features.memory import elem_bytes
 from structcover.tools.features.model import Facts, Func, declarator_name
 from structcover.tools.features.pointers import Skip, pointer_form
 from structcover.tools.features.poly import Indirect, NotAffine, const_of
