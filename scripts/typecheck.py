@@ -27,12 +27,14 @@ def link_tree(dest: Path) -> dict[str, str]:
         "tool"]["setuptools"]["package-dir"]
     pkg = dest / "structcover"
     pkg.mkdir()
-    for entry in (ROOT / "structcover").iterdir():
+    for entry in (ROOT / "src" / "structcover").iterdir():
         (pkg / entry.name).symlink_to(entry)
-    back = {f"{pkg}/": "structcover/"}
+    back = {f"{pkg}/": "src/structcover/"}
     # Only the top of each mapped subtree needs a link: its subpackages come with the folder.
     for name, folder in sorted(mapping.items()):
         parts = name.split(".")
+        if name == "structcover":
+            continue
         if len(parts) == 2 or not any(".".join(parts[:i]) in mapping for i in range(2, len(parts))):
             target = pkg.joinpath(*parts[1:])
             target.symlink_to(ROOT / folder, target_is_directory=True)

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-import structcover.campaign_bindings as cb
-import structcover.campaign_setup as cs
+import structcover.campaign.bindings as cb
+import structcover.campaign.prepare as cs
 from structcover.agents.ports import MutantSource
 from structcover.cli import app
 

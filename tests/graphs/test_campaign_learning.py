@@ -20,8 +20,8 @@ from typing import Any
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from structcover.agents.ports import MutantSource, Toolbox
-from structcover.campaign_bindings import PlannerBinding
-from structcover.campaign_tools import SerialStore, StoreMemory
+from structcover.campaign.bindings import PlannerBinding
+from structcover.campaign.toolbox import SerialStore, StoreMemory
 from structcover.graphs.campaign import CampaignContext, Limits, compile_graph
 from structcover.graphs.state import GapState, TaskCoverageState, Verdict
 from structcover.schema import content_hash

@@ -35,7 +35,7 @@ def _store_world(tmp: Path):  # type: ignore[no-untyped-def]
     """The fake world with the real memory: SQLite ledger + Chroma through the memory port."""
     from campaign_fakes import feats
 
-    from structcover.campaign_tools import SerialStore, StoreMemory
+    from structcover.campaign.toolbox import SerialStore, StoreMemory
     from structcover.tools.store import MemoryStore, ProgramRecord
 
     tools, _, verify = world()

@@ -176,7 +176,7 @@ def test_campaign_problems_option_reaches_the_run(tmp_path: Path,
 
 
 def test_kernelbench_tasks_get_specs_from_the_problems_folder(tmp_path: Path) -> None:
-    from structcover.campaign_setup import _kernelbench_specs
+    from structcover.campaign.prepare import _kernelbench_specs
 
     (tmp_path / "1_mul.py").write_text(PROBLEM_MUL)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from structcover.campaign_mutate import RegistryMutate
+from structcover.campaign.mutate import RegistryMutate
 from structcover.tools.data.corpus import load_corpus
 from structcover.tools.mutations import base
 
@@ -84,7 +84,7 @@ class _NoOutcomes:
 def test_a_rewritten_first_step_opens_operators_the_parent_does_not_take():
     # The histogram's per-element atomics take no lane operator; once ownership rewrote it,
     # its owner loop does: the campaign plans the pair, and the pair lands in the bin.
-    from structcover.campaign_bindings import bind_planner
+    from structcover.campaign.bindings import bind_planner
     from structcover.tools.features.extract import extract_features
     from structcover.tools.features.structure import pattern_features
 
@@ -115,7 +115,7 @@ def test_a_chain_compiles_only_its_last_steps_variants(monkeypatch: pytest.Monke
     assert out and compiled, "the chain should yield a mutant of saxpy"
     # the intermediate grid-stride program is a dry run; what compiled is the last step's
     with base.dry_run():
-        from structcover.campaign_mutate import apply_operator
+        from structcover.campaign.mutate import apply_operator
 
         middle = apply_operator("to_grid_stride", source)
     assert not set(middle) & set(compiled)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from structcover.campaign_tools import ORIGINAL_PARENTS, SerialStore, StoreMemory
+from structcover.campaign.toolbox import ORIGINAL_PARENTS, SerialStore, StoreMemory
 from structcover.tools.store import MemoryStore, ProgramRecord
 
 

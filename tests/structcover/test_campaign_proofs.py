@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from structcover.campaign_setup import _store_rule_proofs, task_rule_proofs
+from structcover.campaign.prepare import _store_rule_proofs, task_rule_proofs
 from structcover.tools.coverage.archive import build_archive
 from structcover.tools.store import MemoryStore
 

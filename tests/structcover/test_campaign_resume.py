@@ -23,8 +23,8 @@ pytestmark = pytest.mark.slow
 DRIVER = r'''
 import hashlib, json, os, signal, sys
 from pathlib import Path
-import structcover.campaign_bindings as cb
-import structcover.campaign_setup as cs
+import structcover.campaign.bindings as cb
+import structcover.campaign.prepare as cs
 import structcover.agents.recorder as rec
 from structcover.agents.ports import MutantSource
 from structcover.campaign import CampaignOptions, result_json, run_campaign
@@ -82,7 +82,7 @@ import structcover.graphs.campaign as gc
 gc.record_result = record
 
 # Kill point "write": the Nth file the export node writes (after the curated data is out).
-import structcover.campaign_export as ce
+import structcover.campaign.export as ce
 import structcover.tools.data.atomic as atomic
 orig_write, orig_exporter, exporting = atomic.write_text, ce.exporter, [False]
 def write_text(*a, **kw):

@@ -44,7 +44,7 @@ KNOWN_UPWARD: dict[tuple[str, str], str] = {
 def _package_dirs() -> dict[str, Path]:
     mapping = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
         "package-dir"]
-    dirs = {"structcover": ROOT / "structcover"}
+    dirs = {"structcover": ROOT / "src" / "structcover"}
     dirs.update({name: ROOT / folder for name, folder in mapping.items() if name != ""})
     return dirs
 

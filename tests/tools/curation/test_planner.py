@@ -235,7 +235,7 @@ def test_a_dry_run_first_step_overrides_evidence_by_level() -> None:
     # Memory saw direct_addressing leave two SpMV kernels indirect (a loop it cannot rewrite):
     # by level, the planner then predicts "indirect stays indirect" for every SpMV kernel. The
     # dry run of the scalar CSR kernel shows where its variant really lands.
-    from structcover.campaign_mutate import RegistryMutate
+    from structcover.campaign.mutate import RegistryMutate
     from structcover.tools.mutations.base import registry
 
     fam = next(f for f in load_corpus() if f.name == "spmv_csr")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-CORPUS = Path(__file__).resolve().parents[3] / "structcover" / "corpus"
+CORPUS = Path(__file__).resolve().parents[3] / "src" / "structcover" / "corpus"
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ from typing import Any
 
 from verify_cases import saxpy_batch  # type: ignore[import-not-found]
 
-from structcover.campaign_bindings import VerifierBinding
+from structcover.campaign.bindings import VerifierBinding
 from structcover.config import VerifySettings
 from structcover.tools.executors import Quarantined
 from structcover.tools.verify.batch import verify_batch

@@ -158,7 +158,7 @@ def test_compiler_features_are_identical_on_ray_and_local(cluster, corpus_progra
 
 
 def test_mutation_batches_are_identical_on_ray_and_here(cluster):
-    from structcover.campaign_mutate import RegistryMutate
+    from structcover.campaign.mutate import RegistryMutate
     from structcover.tools.data.corpus import corpus_root, load_family
 
     source = load_family(corpus_root() / "saxpy").reference.source
@@ -239,7 +239,7 @@ def test_cli_features_and_verify_run_on_ray(cluster, tmp_path):
     from structcover.cli import app
 
     runner = CliRunner()
-    saxpy = str(Path(__file__).resolve().parents[3] / "structcover" / "corpus" / "saxpy")
+    saxpy = str(Path(__file__).resolve().parents[3] / "src" / "structcover" / "corpus" / "saxpy")
     args = ["features", saxpy, "--no-cache", "--json", "--compiler"]
     on_ray = runner.invoke(app, [*args, "--executor", "ray"])
     local = runner.invoke(app, args)

@@ -18,7 +18,7 @@ import pandas as pd
 from structcover.tools.executors import LocalExecutor
 from structcover.tools.features.extract import extract_table
 
-CORPUS = Path(__file__).resolve().parents[3] / "structcover" / "corpus"
+CORPUS = Path(__file__).resolve().parents[3] / "src" / "structcover" / "corpus"
 
 DRIVER = textwrap.dedent("""
     import os, signal, sys

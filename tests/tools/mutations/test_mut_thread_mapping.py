@@ -162,7 +162,7 @@ def test_map_operators_not_applicable():
 
 
 def test_planner_reaches_every_feasible_bin_of_vector_add_in_one_step():
-    from structcover.campaign_mutate import RegistryMutate
+    from structcover.campaign.mutate import RegistryMutate
     from structcover.tools.curation.planner import plan_chains
 
     source = program("vector_add", "reference")[0]

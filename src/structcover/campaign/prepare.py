@@ -14,8 +14,8 @@ import pandas as pd
 from structcover.agents.diagnoser import Diagnoser
 from structcover.agents.ports import Toolbox
 from structcover.agents.synthesizer import Synthesizer
-from structcover.campaign_mutate import RegistryMutate
-from structcover.campaign_tools import (
+from structcover.campaign.mutate import RegistryMutate
+from structcover.campaign.toolbox import (
     ArchiveCoverage,
     SerialStore,
     StoreMemory,
@@ -101,7 +101,7 @@ def prepare(data: Path, state_dir: Path, options: CampaignOptions) -> Prepared:
     _seed_memory(store, _parents(table, rows, run.archive, n), coverage, n)
     _store_rule_proofs(store, rule_proofs, n)
     memory = StoreMemory(store, coverage)
-    from structcover.campaign_bindings import bind_planner, bind_verifier
+    from structcover.campaign.bindings import bind_planner, bind_verifier
 
     verifier = bind_verifier(coverage, run.archive, options.backend, settings)
     kb_notes = _kernelbench_specs(verifier, rows, getattr(options, "problems", None))
@@ -124,7 +124,7 @@ def prepare(data: Path, state_dir: Path, options: CampaignOptions) -> Prepared:
     from structcover.tools.curation.gap_report import earlier_round_bins, reweighting_lines
 
     prep.reweighting = reweighting_lines(earlier_round_bins(table, run.archive, n))
-    from structcover.campaign_export import exporter
+    from structcover.campaign.export import exporter
 
     prep.context.export = exporter(prep, options)
     from structcover.agents.llm_setup import attach_llm

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from structcover.campaign_tools import origin_of
+from structcover.campaign.toolbox import origin_of
 from structcover.graphs.state import CampaignState
 
 if TYPE_CHECKING:
     from structcover.campaign import CampaignOptions
-    from structcover.campaign_setup import Prepared
+    from structcover.campaign.prepare import Prepared
 
 
 def output_dir(prep: Prepared, options: CampaignOptions) -> Path:

@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from structcover.campaign_setup import Prepared, prepare
-from structcover.campaign_tools import origin_of
+from structcover.campaign.prepare import Prepared, prepare
+from structcover.campaign.toolbox import origin_of
 
 
 class CampaignOptions(BaseModel):

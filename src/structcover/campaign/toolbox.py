@@ -1,6 +1,6 @@
 """Bindings of the campaign's tool ports (``structcover.agents.ports``) to the real tools:
 per-task coverage over the frozen archive, the Chroma memory store, the operator-chain
-planner and the candidate verification pipeline (the mutation operators: ``campaign_mutate``).
+planner and the candidate verification pipeline (the mutation operators: ``structcover.campaign.mutate``).
 
 Adapters only translate types; every analysis stays in ``tools``.
 """
