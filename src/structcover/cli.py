@@ -89,3 +89,7 @@ _register_all()
 def main() -> None:
     """Console-script entry point."""
     app()
+
+
+if __name__ == "__main__":  # python -m structcover.cli (same as the console script)
+    main()
