@@ -20,7 +20,10 @@ from pydantic import BaseModel
 from structcover.tools.coverage.archive import Archive
 from structcover.tools.coverage.diagnosis import Diagnosis
 from structcover.tools.coverage.labels import label_items
+from structcover.tools.coverage.per_task import TaskInfeasibility
 from structcover.tools.data.atomic import write_text
+from structcover.tools.report.campaign_panel import CampaignPanel, render_campaign_panel
+from structcover.tools.report.footnotes import Footnotes
 from structcover.tools.report.template import TEMPLATE
 
 
@@ -76,13 +79,15 @@ def task_coverage_table(d: Diagnosis, archive: Archive, table: pd.DataFrame,
         shade = int(235 - 160 * np.log1p(n) / np.log1p(top))
         return f'<td class="n" style="background: rgb({shade},{shade + 10},255)">{n}</td>'
 
+    def proof_text(p: TaskInfeasibility) -> str:
+        when = ", ".join(f"{k}={v}" for k, v in p.when.items())
+        text = f"{p.bins} bins infeasible: {when} ({p.reason})"
+        return text + (f" [contradicted by {p.contradicted_by} reached bins]" if p.contradicted_by else "")
+
+    notes = Footnotes((proof_text(p) for t in d.task_coverage for p in t.infeasible), prefix="proof")
     rows = []
     for t in d.task_coverage:
-        proofs = "; ".join(f"{p.bins} bins infeasible: "
-                           f"{', '.join(f'{k}={v}' for k, v in p.when.items())}"
-                           f" ({html.escape(p.reason)})"
-                           + (f" [contradicted by {p.contradicted_by} reached bins]"
-                              if p.contradicted_by else "") for p in t.infeasible)
+        proofs = "; ".join(notes.cell(proof_text(p)) for p in t.infeasible)
         line = counts.loc[t.task_id] if t.task_id in counts.index else None
         cells = "".join(cell(int(line[b]) if line is not None else 0) for b in shown)
         rows.append(f"<tr><th>{html.escape(t.task_id)}</th><td>{t.scov:.3f}</td>"
@@ -99,7 +104,7 @@ def task_coverage_table(d: Diagnosis, archive: Archive, table: pd.DataFrame,
             f"values top to bottom in axis order.</p>"
             f'<div style="overflow-x:auto"><table class="tc" id="task-coverage"><tr><th>task</th>'
             f"<th>SCov</th><th>covered / feasible</th>{labels}<th>infeasible (proof)</th></tr>"
-            f"{''.join(rows)}</table></div>")
+            f"{''.join(rows)}</table></div>{notes.legend()}")
 
 
 def _kpis(d: Diagnosis) -> str:
@@ -120,14 +125,15 @@ def _kpis(d: Diagnosis) -> str:
 def _gap_table(d: Diagnosis) -> str:
     if not d.gaps:
         return "<p>No gaps.</p>"
+    notes = Footnotes((r for g in d.gaps for r in g.reasons), prefix="reason")
     rows = "".join(
         f"<tr><td>{g.priority:.2f}</td><td>{html.escape(g.kind)}</td><td><code>"
         f"{html.escape(g.bin)}</code></td><td>{g.count}</td><td>"
-        f"{'<br>'.join(html.escape(r) for r in g.reasons)}</td>"
+        f"{'<br>'.join(notes.cell(r) for r in g.reasons)}</td>"
         f"<td>{html.escape(g.action)}</td></tr>"
         for g in d.gaps)
     return ('<table id="gaps"><tr><th>priority</th><th>kind</th><th>bin</th><th>count</th>'
-            f"<th>reasons</th><th>action</th></tr>{rows}</table>")
+            f"<th>reasons</th><th>action</th></tr>{rows}</table>{notes.legend()}")
 
 
 def _fmt_num(x: float | None) -> str:
@@ -157,7 +163,7 @@ def _trend_table(diagnosis: Diagnosis) -> str:
 
 def render_report(diagnosis: Diagnosis, *, archive: Archive, table: pd.DataFrame,
                   history: list[RoundPoint] | None = None, simulated: bool = False,
-                  title: str = "") -> str:
+                  title: str = "", campaign: CampaignPanel | None = None) -> str:
     """The report's HTML text.
 
     Args:
@@ -167,6 +173,7 @@ def render_report(diagnosis: Diagnosis, *, archive: Archive, table: pd.DataFrame
         history: Earlier rounds' numbers; this round is appended when missing.
         simulated: Label the page as built from simulated rewards.
         title: Shown in the page title.
+        campaign: A campaign's before/after panel, shown first when given.
     """
     crit = [f.name for f in diagnosis.features if f.tier == "critical" and f.in_archive]
     feats = crit if len(crit) >= 2 else archive.features
@@ -190,7 +197,7 @@ def render_report(diagnosis: Diagnosis, *, archive: Archive, table: pd.DataFrame
     return Template(TEMPLATE).safe_substitute(
         title=html.escape(title or (f"round {diagnosis.round}" if diagnosis.round is not None
                                     else "")),
-        banner=banner, kpis=_kpis(diagnosis),
+        banner=banner, campaign=render_campaign_panel(campaign), kpis=_kpis(diagnosis),
         task_coverage=task_coverage_table(diagnosis, archive, table),
         gaps=_gap_table(diagnosis), trend=_trend_table(diagnosis),
         notes=f"<ul>{notes}</ul>", data=blob)

@@ -1,6 +1,7 @@
 """The report's HTML page: inline CSS, inline SVG drawn by inline JS, no network.
 
-Filled with ``string.Template``: $title, $banner, $kpis, $task_coverage (server-side HTML
+Filled with ``string.Template``: $title, $banner, $campaign (a campaign's before/after panel,
+first), $kpis, $task_coverage (server-side HTML
 table), $gaps, $notes, $trend (server-side HTML table),
 $data (JSON).
 The script sets ``data-ok="1"`` on <body> after drawing and records any error in
@@ -31,6 +32,8 @@ svg text { font-size: 11px; fill: #333; }
 <body data-ok="0">
 <h1>STRUCT-COVER diagnosis $title</h1>
 $banner
+$campaign
+<h2>The round as it came in</h2>
 <div class="kpis">$kpis</div>
 <h2>Coverage per task (task × bin)</h2>
 $task_coverage

@@ -9,6 +9,7 @@ files are sorted and seeded so two runs with one seed write identical bytes.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,6 +52,7 @@ def exporter(prep: Prepared, options: CampaignOptions) -> Callable[[CampaignStat
         from structcover.tools.curation.sampling import export_curation
         from structcover.tools.data.atomic import write_text
         from structcover.tools.mutations.embedded import is_kernelbench_candidate
+        from structcover.tools.report.campaign_panel import panel_from_state
         from structcover.tools.report.html_report import write_report
 
         out = output_dir(prep, options)
@@ -76,9 +78,12 @@ def exporter(prep: Prepared, options: CampaignOptions) -> Callable[[CampaignStat
             out / "added_programs.jsonl"))
         pairs = contrast_pairs(_trajectories(prep.table), features=_features(prep.table))
         files["contrast_pairs"] = str(export_pairs(pairs, out / "contrast_pairs.jsonl"))
+        panel = panel_from_state(dict(state), languages=_languages(prep.table),
+                                 added_languages=_languages(new), origin=origin_of)
         files["report"] = str(write_report(out / "report.html", run.diagnosis,
                                            archive=run.archive, table=table,
-                                           history=run.history, simulated=run.simulated))
+                                           history=run.history, simulated=run.simulated,
+                                           campaign=panel))
         if prep.llm is not None:  # usage and fallbacks of the LLM policies, with the report
             from structcover.agents.llm_report import export_llm
 
@@ -86,6 +91,16 @@ def exporter(prep: Prepared, options: CampaignOptions) -> Callable[[CampaignStat
         return files
 
     return export
+
+
+def _languages(rows: pd.DataFrame) -> Counter[str]:
+    """Distinct programs per ``program.language`` (``unknown`` where it was not extracted)."""
+    if not len(rows):
+        return Counter()
+    uniq = rows.drop_duplicates("program_id") if "program_id" in rows.columns else rows
+    if "program.language" not in uniq.columns:
+        return Counter({"unknown": len(uniq)})
+    return Counter(str(v) if isinstance(v, str) else "unknown" for v in uniq["program.language"])
 
 
 def _trajectories(rows: pd.DataFrame) -> list[Any]:

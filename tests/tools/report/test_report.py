@@ -64,3 +64,39 @@ def test_report_renders_in_headless_chromium(tmp_path):
     console_errors = [ln for ln in proc.stderr.splitlines()
                       if "CONSOLE" in ln and ("Uncaught" in ln or "rror" in ln)]
     assert console_errors == []
+
+
+def test_campaign_panel_comes_first_and_says_before_and_after():
+    from collections import Counter
+
+    from structcover.tools.report.campaign_panel import panel_from_state
+
+    t, arch, d = _diagnosed()
+    state = {"coverage_before": [{"task": "a", "scov": 0.1}, {"task": "b", "scov": 0.3}],
+             "coverage": [{"task": "a", "scov": 0.9}, {"task": "b", "scov": 0.8}],
+             "added": [{"backend": "cpu", "kind": "mutant"}, {"backend": "cpu", "kind": "llm"}],
+             "candidates": 7}
+    panel = panel_from_state(state, languages=Counter({"cuda": 5, "triton": 2}),
+                             added_languages=Counter({"triton": 2}),
+                             origin=lambda r: "llm" if r.get("kind") == "llm" else "mutant")
+    assert (panel.scov_before, panel.scov_after) == pytest.approx((0.2, 0.85))
+    page = render_report(d, archive=arch, table=t, campaign=panel)
+    # the campaign's before -> after is the first section, above the round's own numbers
+    assert page.index('id="campaign"') < page.index("The round as it came in") \
+        < page.index("SCov per task, mean<b>")
+    assert "0.200 → 0.850" in page and "candidates judged<b>7</b>" in page
+    assert "cpu 2" in page and "llm 1, mutant 1" in page
+    assert "cuda 5, triton 2" in page and "added triton 2" in page
+
+
+def test_a_reason_shared_by_many_rows_is_said_once():
+    from structcover.tools.report.footnotes import Footnotes
+
+    texts = ["3 attempts failed equivalence"] * 5 + ["a one-off reason"]
+    notes = Footnotes(texts, prefix="r")
+    cells = [notes.cell(x) for x in texts]
+    assert cells[:5] == ['<a href="#r-1">[1]</a>'] * 5
+    assert cells[5] == "a one-off reason"  # unique reasons stay inline
+    legend = notes.legend()
+    assert legend.count("3 attempts failed equivalence") == 1 and "(5 rows)" in legend
+    assert Footnotes(["x", "y"], prefix="r").legend() == ""
