@@ -71,7 +71,8 @@ def task_coverage_table(d: Diagnosis, archive: Archive, table: pd.DataFrame,
 
     def head(label: str) -> str:
         parts = [html.escape(level) for _, level in label_items(label)]
-        return f'<th class="bin" title="{html.escape(label)}">{"<br>".join(parts)}</th>'
+        # Vertical headers (levels joined by " · "): a row of 25+ bins then fits the page.
+        return f'<th class="bin" title="{html.escape(label)}"><span>{" · ".join(parts)}</span></th>'
 
     def cell(n: int) -> str:
         if not n:
@@ -101,7 +102,7 @@ def task_coverage_table(d: Diagnosis, archive: Archive, table: pd.DataFrame,
     return (f'<p class="note">Axes: {axes} ({archive.n_bins} bins). Per-task SCov = bins the '
             f"task reaches / bins not proven infeasible for it; mean over tasks {mean}, pooled "
             f"{d.scov:.3f}. Columns: the {len(shown)} bins some task reaches{more}; level "
-            f"values top to bottom in axis order.</p>"
+            f"values bottom to top in axis order.</p>"
             f'<div style="overflow-x:auto"><table class="tc" id="task-coverage"><tr><th>task</th>'
             f"<th>SCov</th><th>covered / feasible</th>{labels}<th>infeasible (proof)</th></tr>"
             f"{''.join(rows)}</table></div>{notes.legend()}")

@@ -24,8 +24,11 @@ td, th { border: 1px solid #ddd; padding: 4px 8px; vertical-align: top; text-ali
 .plots { display: flex; flex-wrap: wrap; gap: 18px; }
 svg text { font-size: 11px; fill: #333; }
 .note { color: #666; font-size: 12px; }
-.tc td.n { text-align: right; min-width: 22px; }
-.tc th.bin { font-weight: normal; font-size: 11px; white-space: nowrap; }
+.tc td.n { text-align: right; min-width: 18px; padding: 2px 3px; }
+.tc th.bin { font-weight: normal; font-size: 11px; white-space: nowrap; padding: 4px 2px; vertical-align: bottom; }
+.tc th.bin span { writing-mode: vertical-rl; transform: rotate(180deg); }
+.tc td.note { min-width: 12em; }
+ol.notes { font-size: 12px; color: #444; }
 .sim { background: #fff4d6; border: 1px solid #e6c35c; padding: 6px 10px; border-radius: 4px; }
 </style>
 </head>
