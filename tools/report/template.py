@@ -4,7 +4,8 @@ Filled with ``string.Template``: $title, $banner, $campaign (a campaign's before
 first), $kpis, $task_coverage (server-side HTML
 table), $gaps, $notes, $trend (server-side HTML table),
 $data (JSON).
-The script sets ``data-ok="1"`` on <body> after drawing and records any error in
+The script sets ``data-ok="1"`` on <body> after drawing (and ``data-table-overflow``: whether the
+task x bin table is wider than the page) and records any error in
 ``data-error``, so a headless browser can check that the page rendered.
 """
 
@@ -27,7 +28,6 @@ svg text { font-size: 11px; fill: #333; }
 .tc td.n { text-align: right; min-width: 18px; padding: 2px 3px; }
 .tc th.bin { font-weight: normal; font-size: 11px; white-space: nowrap; padding: 4px 2px; vertical-align: bottom; }
 .tc th.bin span { writing-mode: vertical-rl; transform: rotate(180deg); }
-.tc td.note { min-width: 12em; }
 ol.notes { font-size: 12px; color: #444; }
 .sim { background: #fff4d6; border: 1px solid #e6c35c; padding: 6px 10px; border-radius: 4px; }
 </style>
@@ -165,6 +165,9 @@ $notes
   line("SCov (covered / all bins)", "scov", "#16a085");
   scatter(D.scatter);
   body.setAttribute("data-plots", String(document.querySelectorAll("svg.plot").length));
+  // Whether the task x bin table overflows the page's width (a browser test reads it).
+  var tc = document.getElementById("task-coverage");
+  if (tc) { body.setAttribute("data-table-overflow", String(tc.scrollWidth > body.clientWidth ? 1 : 0)); }
   body.setAttribute("data-ok", "1");
 })();
 </script>

@@ -100,3 +100,31 @@ def test_a_reason_shared_by_many_rows_is_said_once():
     legend = notes.legend()
     assert legend.count("3 attempts failed equivalence") == 1 and "(5 rows)" in legend
     assert Footnotes(["x", "y"], prefix="r").legend() == ""
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
+def test_a_wide_task_by_bin_table_fits_the_page(tmp_path):
+    """Twelve tasks over 30 reached bins (the demo's archive has 25-30 per task) stay within the
+    page's width at a laptop's 1280 pixels."""
+    rng = np.random.default_rng(3)
+    n = 900
+    t = pd.DataFrame({"program_id": [f"p{i}" for i in range(n)],
+                      "task_id": rng.choice([f"task_with_a_long_name_{k}" for k in range(12)], n),
+                      "correct": True, "speedup": rng.uniform(0.5, 4, n),
+                      "pattern.global_access": rng.choice(
+                          ["coalesced", "strided", "broadcast", "indirect", "mixed", "none"], n),
+                      "pattern.sync": rng.choice(
+                          ["none", "block", "warp", "block_and_warp", "atomic_or_grid"], n)})
+    arch = build_archive(t, ["pattern.global_access", "pattern.sync"])
+    d = diagnose(t, arch, round=1)
+    path = write_report(tmp_path / "report.html", d, archive=arch, table=t)
+    assert path.read_text().count('class="bin"') == 30
+    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1280,900",
+           "--disable-background-networking", "--disable-component-update", "--no-first-run",
+           f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000", "--dump-dom",
+           path.as_uri()]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    body = re.search(r"<body[^>]*>", proc.stdout).group(0)
+    assert 'data-ok="1"' in body, body
+    assert 'data-table-overflow="0"' in body, body
