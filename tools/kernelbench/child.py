@@ -54,6 +54,9 @@ _KINDS = ((r"error building extension", "compile-error"), (r"\brace\b", "race"),
 
 def classify(exc: BaseException) -> str:
     """The failure kind of an exception the candidate's call raised (``crash`` by default)."""
+    triton = _triton_failure(exc)
+    if triton is not None:
+        return triton[0]
     text = f"{type(exc).__name__}: {exc}".lower()
     for pattern, kind in _KINDS:
         if re.search(pattern, text):
@@ -61,7 +64,18 @@ def classify(exc: BaseException) -> str:
     return "crash"
 
 
+def _triton_failure(exc: BaseException) -> tuple[str, str] | None:
+    if "triton" not in sys.modules:
+        return None
+    from structcover.tools.kernelbench.triton_path import describe_failure
+
+    return describe_failure(exc)
+
+
 def _short(exc: BaseException, limit: int = 600) -> str:
+    triton = _triton_failure(exc)
+    if triton is not None:
+        return triton[1]
     text = f"{type(exc).__name__}: {exc}".strip()
     return text if len(text) <= limit else text[:limit] + "..."
 
@@ -167,6 +181,15 @@ def _overlaps(a: tuple[int, int], ranges: list[tuple[int, int]]) -> bool:
     return any(a[0] < end and start < a[1] for start, end in ranges)
 
 
+def _triton_launches() -> int:
+    """Interpreted Triton launches so far (0 where Triton's CPU checks are not installed)."""
+    if "structcover.tools.kernelbench.triton_path" not in sys.modules:
+        return 0
+    from structcover.tools.kernelbench.triton_path import launches
+
+    return launches()
+
+
 def _cuda() -> Any:
     import torch
 
@@ -187,6 +210,11 @@ def _prepare(job: dict[str, Any]) -> tuple[ModuleType, str]:
         from structcover.tools.kernelbench.cpu_shims import install_cpu_shims
 
         install_cpu_shims(job.get("extensions", {}))
+        if job.get("triton"):
+            # Before the candidate's `@triton.jit`s run: interpreter checks, autotune rule.
+            from structcover.tools.kernelbench.triton_path import install_cpu_triton
+
+            install_cpu_triton()
         torch.use_deterministic_algorithms(True, warn_only=True)
         torch.utils.deterministic.fill_uninitialized_memory = True  # type: ignore[attr-defined]
     problem = _import_file("kb_problem", Path(job["problem_file"]))
@@ -264,14 +292,22 @@ def run_candidate(job: dict[str, Any], folder: Path) -> dict[str, Any]:
         inputs = _load_inputs(Path(job["inputs_dir"]) / f"in_{t}.npz", meta, device)
         last_inputs = inputs
         in_ranges = _storages(inputs)
+        before = _triton_launches()
         try:
             with torch.no_grad():
                 outputs = _flatten(model(*inputs))
             if _gpu(job):
                 _cuda().synchronize()
         except Exception as exc:  # noqa: BLE001
-            return {"status": "error", "failure": classify(exc), "trial": t,
-                    "detail": f"trial {t}: forward raised " + _short(exc), "flags": flags}
+            kind = classify(exc)
+            return {"status": "error", "failure": kind, "trial": t, "flags": flags,
+                    "detail": _short(exc) if kind == "unsupported"
+                    else f"trial {t}: forward raised " + _short(exc)}
+        if job.get("triton_kernels") and not _gpu(job) and _triton_launches() == before:
+            return {"status": "error", "failure": "hacking", "trial": t, "flags": flags,
+                    "detail": f"trial {t}: no_library_delegation: forward launched no Triton "
+                              "kernel (the candidate's @triton.jit functions are a decoy; the "
+                              "output came from elsewhere)"}
         bad = [i for i, o in enumerate(outputs) if not isinstance(o, torch.Tensor)]
         if bad:
             return {"status": "error", "failure": "bad-output", "trial": t,

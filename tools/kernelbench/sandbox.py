@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from structcover.tools.kernelbench.triton_path import child_env
 from structcover.tools.verify.jail import JailLimits, SandboxUnavailable, run_jailed
 
 __all__ = ["ChildOutcome", "SandboxUnavailable", "run_child"]
@@ -92,7 +93,9 @@ def run_child(job: dict[str, Any], work: Path, out_dir: Path, *, device: str,
     job_path = work / f"job-{job['mode']}.json"
     job_path.write_text(json.dumps(job))
     env = {"OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
-           "TORCH_EXTENSIONS_DIR": str(out_dir / "torch_extensions")}
+           "TORCH_EXTENSIONS_DIR": str(out_dir / "torch_extensions"),
+           # Triton: the interpreter on the CPU path only; its folders in the jail's /tmp.
+           **child_env(device)}
     binds = [*_python_dirs(), *_source_dirs(), work, *ro]
     devices: tuple[str, ...] = ()
     memory: int | None = CPU_MEMORY_MB

@@ -37,6 +37,7 @@ from structcover.tools.kernelbench.candidate import InlineExtension, UnresolvedI
 from structcover.tools.kernelbench.outputs import compare_runs
 from structcover.tools.kernelbench.problem import Problem
 from structcover.tools.kernelbench.sandbox import ChildOutcome, run_child
+from structcover.tools.kernelbench.triton_path import unsupported_constructs, uses_triton
 
 __all__ = ["DEFAULT_WORK_BUDGET", "verify_kernelbench"]
 
@@ -252,6 +253,15 @@ def verify_kernelbench(candidate_text: str, problem: Problem, *,
         notes.append(f"sizes shrunk to the work budget {budget:g}: {changed} (a candidate that "
                      "hard-codes the original sizes fails)")
     base: dict[str, Any] = {"backend": kind, "hacking_flags": flags}
+    triton = uses_triton(candidate_text)
+    if triton and kind == "cpu":
+        missing = unsupported_constructs(candidate_text)
+        if missing:
+            return _verdict(candidate_text, problem, seed, failure="unsupported", notes=notes,
+                            detail="unsupported: the Triton interpreter cannot run "
+                            + "; ".join(missing), **base)
+        notes.append("Triton kernels run in Triton's interpreter (TRITON_INTERPRET=1); "
+                     "@triton.autotune takes its first config that survives pruning")
     # Two folders: the candidate's jail sees ``work`` (read-only), never ``ref_scratch`` (a
     # timed reference's outputs live there on the GPU path).
     with tempfile.TemporaryDirectory(prefix="structcover-kb-") as tmp, \
@@ -278,7 +288,9 @@ def verify_kernelbench(candidate_text: str, problem: Problem, *,
         job = {"mode": "candidate", "device": device, "problem_file": str(work / "problem.py"),
                "candidate_file": str(work / "candidate.py"), "sizes": sizes, "seed": seed,
                "trials": trials, "time": kind == "gpu" and time_it, "extensions": built,
-               "inputs_dir": str(inputs_dir)}
+               "inputs_dir": str(inputs_dir), "triton": triton,
+               # A run-time decoy check: every forward must launch one of its Triton kernels.
+               "triton_kernels": triton and not exts and "defines_kernel" not in flags}
         libs = [Path(p).parent for p in built.values()]
         cand = run_child(job, work, work / "cand", device=device, ro=libs,
                          timeout_s=timeout_s)
