@@ -21,6 +21,9 @@ imported (:func:`install_cpu_triton`):
   have. The rule here: the first config, in the order listed, that survives the candidate's own
   pruning (``prune_configs_by``: ``early_config_prune`` and ``perf_model``/``top_k``). It is
   deterministic; a kernel wrong only for a later config is not seen (the GPU path tunes).
+* **Devices**: the child's CPU shims already make ``.cuda()`` and ``device="cuda"`` the CPU;
+  here ``Tensor.is_cuda`` also reads True, since Triton wrappers check it (``x.device.type``
+  still says ``cpu``).
 * **Launch count**: the launches of interpreted kernels are counted, so the child can tell a
   Triton candidate whose ``forward`` never launched a kernel (a decoy) from one that did.
 * **Unsupported**: constructs the interpreter cannot run (``tl.inline_asm_elementwise``, extern
@@ -251,6 +254,15 @@ def install_cpu_triton() -> None:
         raise RuntimeError("the CPU path needs TRITON_INTERPRET=1 in the child's environment")
     _patch_builder()
     _patch_autotune()
+    _patch_is_cuda()
+
+
+def _patch_is_cuda() -> None:
+    """``Tensor.is_cuda`` is True: Triton wrappers assert it (``assert x.is_cuda``) or branch
+    to torch when it is False, which on the CPU path would skip the kernel under test."""
+    import torch
+
+    torch.Tensor.is_cuda = property(lambda self: True)  # type: ignore[assignment,method-assign]
 
 
 def describe_failure(exc: BaseException) -> tuple[str, str] | None:

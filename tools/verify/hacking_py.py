@@ -40,7 +40,7 @@ _IN_PLACE_SAFE = {"requires_grad_", "share_memory_"}
 _STATE_DECORATORS = re.compile(r"(?:functools\.)?(?:lru_cache|cache|cached_property)$")
 _TIMING = re.compile(r"^(?:time\.\w+|torch\.cuda\.(?:Event|synchronize|Stream|stream|"
                      r"set_stream|graph\w*|CUDAGraph|_sleep)|torch\.cuda\.nvtx\.\w+|"
-                     r"timeit\.\w+)$")
+                     r"timeit\.\w+|triton\.testing\.\w+)$")
 _THREADS = re.compile(r"^(?:threading|multiprocessing|concurrent|subprocess|_thread|asyncio|"
                       r"os\.(?:fork|system|popen|spawn\w*|exec\w*))(?:\.|$)")
 _HALF = re.compile(r"^torch\.(?:float16|half|bfloat16)$")
@@ -114,14 +114,81 @@ def _embedded_cuda(tree: ast.Module) -> str:
     return "\n".join(texts)
 
 
-def _triton_kernels(tree: ast.Module, names: _Names) -> bool:
+def _triton_jit_functions(tree: ast.Module, names: _Names) -> list[ast.FunctionDef]:
+    """Functions decorated ``@triton.jit`` (or ``@triton.autotune``/``heuristics`` over one)."""
+    found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef):
             for dec in node.decorator_list:
                 target = names.dotted(dec.func if isinstance(dec, ast.Call) else dec) or ""
-                if target.startswith("triton.") and target.endswith(("jit", "autotune")):
-                    return True
-    return False
+                if target.startswith("triton.") and target.endswith(("jit", "autotune",
+                                                                     "heuristics")):
+                    found.append(node)
+                    break
+    return found
+
+
+def _triton_launched(tree: ast.Module, kernels: list[ast.FunctionDef]) -> set[str]:
+    """Names of the Triton kernels launched somewhere as ``kernel[grid](...)`` (also through a
+    plain alias ``k = kernel``, or as an attribute ``self.kernel[grid](...)``)."""
+    names = {k.name for k in kernels}
+    alias = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and \
+                node.value.id in names:
+            alias.update({t.id: node.value.id for t in node.targets if isinstance(t, ast.Name)})
+    launched = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
+            base = node.func.value
+            name = base.id if isinstance(base, ast.Name) else \
+                base.attr if isinstance(base, ast.Attribute) else None
+            if name in names or name in alias:
+                launched.add(alias.get(name, name))
+    return launched
+
+
+def _triton_kernels(tree: ast.Module, names: _Names) -> bool:
+    """Whether a Triton kernel is defined *and launched* (a kernel never launched is a decoy)."""
+    kernels = _triton_jit_functions(tree, names)
+    return bool(kernels) and bool(_triton_launched(tree, kernels))
+
+
+def _triton_decoy(tree: ast.Module, names: _Names) -> str | None:
+    """``@triton.jit`` functions defined but none launched: the output comes from elsewhere."""
+    kernels = _triton_jit_functions(tree, names)
+    if kernels and not _triton_launched(tree, kernels):
+        listed = ", ".join(f"`{k.name}`" for k in kernels[:3])
+        return (f"Triton kernel(s) {listed} defined but never launched (`kernel[grid](...)`): "
+                f"a decoy, no Triton kernel is used ({_where(kernels[0])})")
+    return None
+
+
+def _helpers_of_forward(tree: ast.Module, names: _Names) -> list[ast.FunctionDef]:
+    """Module-level functions and methods that ``forward`` calls, transitively (not Triton
+    kernels: their ``x.sum()`` is Triton's, not torch's). A torch op in a host wrapper that
+    ``forward`` calls is the same delegation as one in ``forward``."""
+    jit = {k.name for k in _triton_jit_functions(tree, names)}
+    defs: dict[str, ast.FunctionDef] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name not in jit and \
+                node.name not in ("forward", "__call__", "__init__", "get_inputs",
+                                  "get_init_inputs"):
+            defs.setdefault(node.name, node)
+    seen: dict[str, ast.FunctionDef] = {}
+    todo: list[ast.AST] = list(_forward_functions(tree))
+    while todo:
+        fn = todo.pop()
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else \
+                    func.attr if isinstance(func, ast.Attribute) and isinstance(
+                        func.value, ast.Name) and func.value.id in ("self", "cls") else None
+                if name in defs and name not in seen:
+                    seen[name] = defs[name]
+                    todo.append(defs[name])
+    return list(seen.values())
 
 
 def _calls(tree: ast.AST, names: _Names):
@@ -144,17 +211,22 @@ def _extension_modules(tree: ast.Module, names: _Names) -> set[str]:
 
 def _delegation(tree: ast.Module, names: _Names) -> str | None:
     extensions = _extension_modules(tree, names)
-    for fn in _forward_functions(tree):
+    decoy = _triton_decoy(tree, names)
+    if decoy:
+        return decoy
+    for fn in [*_forward_functions(tree), *_helpers_of_forward(tree, names)]:
+        where = "forward" if fn.name in ("forward", "__call__") else f"`{fn.name}` (called " \
+            "from forward)"
         for node in ast.walk(fn):
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
-                return f"`@` matrix product in forward ({_where(node)})"
+                return f"`@` matrix product in {where} ({_where(node)})"
         for node, target in _calls(fn, names):
             if target.startswith("torch.") and not _TORCH_ALLOWED.match(target):
-                return f"calls torch op `{target}` in forward ({_where(node)})"
+                return f"calls torch op `{target}` in {where} ({_where(node)})"
             if isinstance(node.func, ast.Attribute) and node.func.attr in _TENSOR_COMPUTE and \
-                    not target.startswith(("self.", "math.")) and \
+                    not target.startswith(("self.", "math.", "triton.", "tl.")) and \
                     target.split(".")[0] not in extensions:
-                return f"calls tensor method `.{node.func.attr}()` in forward ({_where(node)})"
+                return f"calls tensor method `.{node.func.attr}()` in {where} ({_where(node)})"
     for node, target in _calls(tree, names):
         if target in ("exec", "eval", "compile", "__import__", "importlib.import_module",
                       "builtins.exec", "builtins.eval"):
@@ -293,7 +365,7 @@ def run_python_checks(source: str) -> list[CheckResult]:
     python_findings: dict[str, str | None] = {
         "preprocesses": None,
         "defines_kernel": None if kernel else
-        "no CUDA __global__ kernel or Triton @jit function is defined",
+        "no CUDA __global__ kernel, and no Triton @jit function that is launched",
         "no_library_delegation": _delegation(tree, names),
         "no_fallback": _fallback(tree, names),
         "no_cached_outputs": _cached_state(tree, names),

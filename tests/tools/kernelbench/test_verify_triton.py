@@ -69,3 +69,55 @@ def test_planted_off_by_one_mask_is_out_of_bounds():
     assert verdict.equivalent is False
     assert verdict.failure == "out-of-bounds", verdict.detail
     assert "mul_kernel" in verdict.detail
+
+
+# --- anti-hacking: the attack first (tests/data/kernelbench/triton/hack_*.py), then the check ---
+
+@pytest.mark.parametrize(("candidate", "check", "why"), [
+    ("hack_helper_delegation.py", "no_library_delegation", "called from forward"),
+    ("hack_decoy_unlaunched.py", "no_library_delegation", "never launched"),
+    ("hack_cached_output.py", "no_cached_outputs", "_CACHE"),
+    ("hack_fallback.py", "no_fallback", "try block"),
+    ("hack_timing.py", "no_timing_tampering", "triton.testing.do_bench"),
+    ("hack_thread.py", "no_threads", "threading"),
+])
+def test_static_triton_hacks_are_named(candidate, check, why):
+    from structcover.tools.verify.hacking_py import run_python_checks
+
+    failed = {r.name: r.reason for r in run_python_checks((TRITON / candidate).read_text())
+              if not r.ok}
+    assert check in failed and why in failed[check], failed
+
+
+def test_a_decoy_kernel_does_not_count_as_defining_one():
+    from structcover.tools.verify.hacking_py import run_python_checks
+
+    flags = {r.name for r in run_python_checks((TRITON / "hack_decoy_unlaunched.py").read_text())
+             if not r.ok}
+    assert "defines_kernel" in flags
+
+
+@pytest.mark.parametrize("candidate", ["elementwise_mul_triton.py", "matmul_triton.py",
+                                       "elementwise_mul_off_by_one.py"])
+def test_honest_triton_candidates_are_not_flagged(candidate):
+    from structcover.tools.verify.hacking_py import run_python_checks
+
+    assert [r.name for r in run_python_checks((TRITON / candidate).read_text()) if not r.ok] == []
+
+
+@pytest.mark.kernelbench
+@pytest.mark.parametrize("candidate", ["hack_helper_delegation.py", "hack_decoy_unlaunched.py",
+                                       "hack_cached_output.py", "hack_fallback.py",
+                                       "hack_timing.py", "hack_thread.py"])
+def test_static_triton_hacks_are_rejected_unrun(candidate):
+    # Rejected before any child starts (no jail, no torch import): fast.
+    problem = "5" if "matmul" in (TRITON / candidate).read_text() else "1"
+    verdict = check(candidate, problem)
+    assert verdict.equivalent is False and verdict.failure == "hacking", verdict.detail
+
+
+@pytest.mark.kernelbench
+def test_decoy_behind_a_dead_branch_is_caught_at_run_time():
+    verdict = check("hack_decoy_dead_branch.py", "1")
+    assert verdict.equivalent is False and verdict.failure == "hacking", verdict.detail
+    assert "launched no Triton kernel" in verdict.detail
