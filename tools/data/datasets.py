@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,8 @@ from structcover.schema import content_hash
 from structcover.tools.data.atomic import atomic_write
 from structcover.tools.data.kernelbench import extract_cuda_sources
 from structcover.tools.data.text import decode_source
+
+_TRITON_KERNEL = re.compile(r"@(?:triton\.)?jit\b")
 
 #: Columns of the normalized record, in order.
 RECORD_COLUMNS = ["program_id", "task_id", "prompt", "program", "correct", "speedup",
@@ -221,6 +224,10 @@ def _iter_sources(paths: list[Path], root: Path) -> Iterator[tuple[int, dict[str
         extra = {"source_encoding": encoding} if encoding != "utf-8" else {}
         if path.suffix == ".py":
             found = extract_cuda_sources(text)
+            if not found and _TRITON_KERNEL.search(text):
+                # A Triton program is read whole: its kernels are Python (features/triton_*).
+                yield number, {"program": text, "task_id": path.stem, "file": rel, **extra}
+                continue
             if not found:
                 yield number, f"{path.name}: no inline CUDA source found"
                 continue

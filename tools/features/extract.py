@@ -24,7 +24,7 @@ import pandas as pd
 from structcover.schema import FeatureVector, content_hash
 from structcover.tools.cuda_ast import decode_source, embedded_cuda, looks_like_python, parse
 from structcover.tools.data.atomic import write_text
-from structcover.tools.executors.base import Executor, Quarantined
+from structcover.tools.executors.base import Executor, Failed, Quarantined
 from structcover.tools.features.ast import ast_features
 from structcover.tools.features.dataflow import Resolver
 from structcover.tools.features.dataflow_measures import dataflow_features
@@ -40,7 +40,7 @@ from structcover.tools.features.techniques import technique_features
 from structcover.tools.features.tiling import tiling_features
 
 #: Bump when any feature's definition changes: it invalidates cached results.
-EXTRACTOR_VERSION = "4"
+EXTRACTOR_VERSION = "5"
 DEFAULT_MAX_BYTES = 5_000_000
 
 
@@ -49,6 +49,29 @@ def _safe(values: dict[str, Any], fn: Callable[..., dict[str, Any]], *args: Any)
         values.update(fn(*args))
     except Exception:  # noqa: BLE001 - one family failing must not lose the others
         values["parse.extract_error"] = True
+
+
+def _triton(values: dict[str, Any], text: str, family_only: bool = False) -> None:
+    """Triton reading of a Python program (tools/features/triton_features.py).
+
+    A file that also carries load_inline CUDA keeps the CUDA reading of every shared
+    feature and only gets the ``triton.*`` family (docs/FEATURES.md, "Triton").
+    """
+    from structcover.tools.features.triton_features import triton_feature_values
+
+    try:
+        found = triton_feature_values(text)
+    except (SyntaxError, ValueError):
+        # Malformed Python: counted like the CUDA parser's error nodes.
+        values["parse.error_nodes"] = 1
+        values["parse.error_fraction"] = 1.0
+        return
+    except Exception:  # noqa: BLE001 - never raise on input
+        values["parse.extract_error"] = True
+        return
+    if family_only:
+        found = {k: v for k, v in found.items() if k.startswith("triton.")}
+    values.update(found)
 
 
 def extract_values(source: str | bytes, patterns: PatternSet | None = None,
@@ -115,6 +138,10 @@ def _extract_values(source: str | bytes, patterns: PatternSet | None,
         if language in ("triton", "cute") and facts is None:
             from structcover.tools.features.tasklevel import python_features
             values["kernel.count"] = python_features(text)["kernel.count"]
+        if language == "triton" and facts is None:
+            _triton(values, text)
+        elif values.get("program.embedded_cuda") and detect_language(text) == "triton":
+            _triton(values, text, family_only=True)
     except Exception:  # noqa: BLE001 - never raise on input (issue: robustness)
         values["parse.extract_error"] = True
     # Patterns are derived from whatever the families reported, so they are always set.
@@ -225,7 +252,9 @@ def extract_table(programs: Iterable[tuple[str, str] | str], *, workers: int = 0
         executor: Where batches of ``chunksize`` programs run (a
             :mod:`structcover.tools.executors` executor, e.g. Ray); None = the process pool
             above. With an executor, a program that kills its worker on every try is left out
-            of the table and listed in ``table.attrs["quarantined"]`` (id and reason).
+            of the table and listed in ``table.attrs["quarantined"]`` (id and reason); one our
+            machinery failed on (an import or OS error in the worker, a task error) is left out
+            and listed in ``table.attrs["failures"]`` (id and cause), never as quarantined.
 
     Returns:
         The feature table with raw values (counts int, flags bool, floats, categories).
@@ -253,6 +282,9 @@ def extract_table(programs: Iterable[tuple[str, str] | str], *, workers: int = 0
         frame = _frame(ids, rows, names)
         frame.attrs["quarantined"] = [{"program_id": q.item.strip("'"), "reason": q.reason}
                                       for q in executor.quarantined]
+        frame.attrs["failures"] = [{"program_id": f.item.strip("'"), "cause": f.reason}
+                                   for f in getattr(executor, "failures", [])
+                                   if isinstance(f, Failed)]
         return frame
     if workers == 1:
         _init_worker(pjson, cache, max_source_bytes)

@@ -178,6 +178,22 @@ FEATURES: tuple[FeatureSpec, ...] = (
        "the heavy op (GEMM, convolution, attention) is delegated to a library "
        "(cuBLAS, cuDNN, torch/ATen)"),
     _f("sync.grid", "bool", "grid-wide synchronization (cooperative groups grid sync)"),
+    # -- Triton (tools/features/triton_*.py; rules in docs/FEATURES.md, "Triton") ----------
+    _f("triton.dots", "count", "tl.dot calls (tensor-core block matmuls) in Triton kernels"),
+    _f("triton.dot_acc_fp32", "bool",
+       "a tl.dot accumulates in float32 (its default, or out_dtype=tl.float32)"),
+    _f("triton.reductions", "count",
+       "block reductions and scans (tl.sum, tl.max, tl.min, tl.reduce, tl.cumsum, ...)"),
+    _f("triton.block_pointers", "count",
+       "block pointers and tensor descriptors (tl.make_block_ptr, tl.make_tensor_descriptor, "
+       "descriptor parameters)"),
+    _f("triton.block_elements", "count",
+       "most elements one program handles in a block (constexprs at their largest value)"),
+    _f("triton.num_warps", "count", "largest num_warps of a launch or autotune config"),
+    _f("triton.num_stages", "count", "largest num_stages of a launch, config or tl.range"),
+    _f("triton.autotune_configs", "count", "triton.Config entries of @triton.autotune"),
+    _f("triton.grouped_ordering", "bool",
+       "program ids remapped in groups (GROUP_SIZE_M swizzle or tl.swizzle2d) for L2 reuse"),
     # -- structural patterns (tools/features/structure.py; rules in docs/FEATURES.md) --------
     _f("pattern.global_access", "category",
        "coalesced / strided / broadcast / indirect / mixed / none: any indirect -> indirect; "

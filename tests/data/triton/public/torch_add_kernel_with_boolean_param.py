@@ -1,0 +1,26 @@
+# pytorch/pytorch torch/testing/_internal/triton_utils.py (BSD-3-Clause), kernel `add_kernel_with_boolean_param`; extracted from torch 2.14.1, code unchanged.
+import torch
+import triton
+from triton import language as tl
+
+
+@triton.jit
+def add_kernel_with_boolean_param(
+    in_ptr0,
+    in_ptr1,
+    out_ptr,
+    n_elements,
+    add_xy,  # boolean param
+    BLOCK_SIZE: "tl.constexpr",
+):
+    pid = tl.program_id(axis=0)
+    block_start = pid * BLOCK_SIZE
+    offsets = block_start + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(in_ptr0 + offsets, mask=mask)
+    if add_xy:
+        y = tl.load(in_ptr1 + offsets, mask=mask)
+        output = x + y
+    else:
+        output = x
+    tl.store(out_ptr + offsets, output, mask=mask)
