@@ -11,9 +11,12 @@ import importlib
 MODULES = ("unroll", "fusion", "smem_promotion", "vectorize", "sync_granularity",
            "parallel_strategy", "reduction_strategy", "launch_config", "padding", "thread_mapping",
            "lane_loops", "direct_addressing", "ownership", "row_elements")
+#: Operators on Triton programs (Python with @triton.jit kernels; ``language="triton"``).
+TRITON_MODULES = ("triton_block_size", "triton_warps_stages", "triton_grouped_ordering",
+                  "triton_fp32_accumulate", "triton_fuse_epilogue", "triton_mask_vectorize")
 
 
 def load_all() -> None:
     """Import every operator module so that each registers its operators."""
-    for name in MODULES:
+    for name in MODULES + TRITON_MODULES:
         importlib.import_module(f"structcover.tools.mutations.{name}")

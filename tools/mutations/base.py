@@ -92,6 +92,9 @@ class OperatorInfo:
     doc: str = ""
     family: str = ""
     tags: list[str] = field(default_factory=list)
+    #: The language of the programs it rewrites: ``cuda`` (.cu text, load_inline sources) or
+    #: ``triton`` (Python with @triton.jit kernels); ``run_operator`` dispatches on it.
+    language: str = "cuda"
 
 
 _REGISTRY: dict[str, OperatorInfo] = {}
@@ -119,8 +122,9 @@ def parse_moves(doc: str) -> dict[str, Direction]:
     return moves
 
 
-def operator(name: str, family: str) -> Callable[[Operator], Operator]:
-    """Register an operator under ``name`` (``family`` groups inverse pairs, e.g. "unroll")."""
+def operator(name: str, family: str, language: str = "cuda") -> Callable[[Operator], Operator]:
+    """Register an operator under ``name`` (``family`` groups inverse pairs, e.g. "unroll";
+    ``language``: the programs it rewrites, ``cuda`` or ``triton``)."""
 
     def wrap(func: Operator) -> Operator:
         doc = func.__doc__ or ""
@@ -128,7 +132,7 @@ def operator(name: str, family: str) -> Callable[[Operator], Operator]:
             raise ValueError(f"operator {name!r} registered twice")
         _REGISTRY[name] = OperatorInfo(name, func, parse_moves(doc),
                                        doc.strip().splitlines()[0] if doc.strip() else "",
-                                       doc, family)
+                                       doc, family, language=language)
         return func
 
     return wrap
@@ -157,9 +161,13 @@ def get_operator(name: str) -> OperatorInfo:
 class Builder:
     """Collects an operator's candidates, compiling each before it is accepted."""
 
-    def __init__(self, name: str, parent: str) -> None:
+    def __init__(self, name: str, parent: str,
+                 check: Callable[[str], tuple[bool, str]] | None = None) -> None:
         self.name = name
         self.parent = parent
+        #: The compile check; None: ``check_compiles`` (looked up at each call). The Triton
+        #: operators pass a Python bytecode compile.
+        self.check = check
         self.result = MutationResult(operator=name)
         info = _REGISTRY.get(name)
         self.moves = dict(info.moves) if info else {}
@@ -169,7 +177,7 @@ class Builder:
         parent. Returns whether it was kept."""
         if source == self.parent or any(v.source == source for v in self.result.variants):
             return False
-        ok, log = (True, "") if _DRY.get() else check_compiles(source)
+        ok, log = (True, "") if _DRY.get() else (self.check or check_compiles)(source)
         if not ok:
             first = next((ln for ln in log.splitlines() if "error" in ln), log[:200])
             self.result.rejected.append(f"{params}: does not compile: {first.strip()}")

@@ -9,7 +9,8 @@ file whose ``ModelNew`` loads the mutated kernel. A variant that cannot be re-em
 rejected with the reason, like one that does not compile.
 
 :func:`run_operator` is the one entry point for callers that hold either kind of program (the
-campaign's mutate tool, ``structcover mutate``): ``.cu`` text goes to the operator as is.
+campaign's mutate tool, ``structcover mutate``): ``.cu`` text goes to the operator as is, and
+a Triton program (Python with ``@triton.jit`` kernels) only to the Triton operators.
 """
 
 from __future__ import annotations
@@ -90,11 +91,29 @@ def apply_embedded(name: str, python_text: str) -> MutationResult:
 
 
 def run_operator(name: str, source: str) -> MutationResult:
-    """Operator ``name`` on a program of either format (``.cu`` text or a KernelBench file).
+    """Operator ``name`` on a program of any format (``.cu`` text, a ``load_inline``
+    KernelBench file, or a Triton program), dispatched on the operator's language.
+
+    Triton operators (``language == "triton"``) run on the Python text of a program that
+    defines ``@triton.jit`` kernels; CUDA operators on ``.cu`` text or inside ``load_inline``
+    sources. Either kind on the other's program does not apply, with the reason.
 
     Raises:
         KeyError: Unknown operator.
     """
+    from structcover.tools.mutations._triton import is_triton_program
+
+    info = get_operator(name)
+    if info.language == "triton":
+        if not is_triton_program(source):
+            return MutationResult(operator=name, not_applicable=(
+                "not a Triton program (no @triton.jit kernel in parsable Python): Triton "
+                "operators rewrite Triton kernels; CUDA programs take the CUDA operators"))
+        return info.func(source)
     if is_kernelbench_candidate(source):
         return apply_embedded(name, source)
-    return get_operator(name).func(source)
+    if is_triton_program(source):
+        return MutationResult(operator=name, not_applicable=(
+            "a Triton program (@triton.jit kernels, no load_inline CUDA): CUDA operators "
+            "rewrite CUDA kernels; Triton programs take the triton_* operators"))
+    return info.func(source)

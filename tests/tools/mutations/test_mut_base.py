@@ -15,7 +15,10 @@ from structcover.tools.mutations.stats import (
 EXPECTED_MODULES = {"unroll", "fusion", "smem_promotion", "vectorize", "sync_granularity",
                     "parallel_strategy", "reduction_strategy", "launch_config", "padding",
                     "thread_mapping", "lane_loops",
-                    "direct_addressing", "ownership", "row_elements"}
+                    "direct_addressing", "ownership", "row_elements",
+                    # Triton operators (tools/mutations/triton_*.py)
+                    "triton_block_size", "triton_warps_stages", "triton_grouped_ordering",
+                    "triton_fp32_accumulate", "triton_fuse_epilogue", "triton_mask_vectorize"}
 
 
 def test_every_operator_declares_moves_and_when_it_does_not_apply():
@@ -115,7 +118,9 @@ def test_shipped_stats_cover_every_operator_on_three_families():
 
     table = load_stats()
     assert table.backend == "cpu" and table.trials >= 1
-    for name in registry():
+    # The shipped table is measured on the CUDA corpus; the Triton operators have no corpus
+    # of Triton programs there yet (tests/tools/mutations/test_triton_*.py verify them).
+    for name in (n for n, info in registry().items() if info.language == "cuda"):
         st = table.operators.get(name)
         assert st is not None, f"{name} missing from the shipped table"
         assert len(st.families_equivalent) >= _NARROW.get(name, (3, ""))[0], \

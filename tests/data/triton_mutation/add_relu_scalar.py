@@ -1,0 +1,23 @@
+"""relu(a + b): one element per Triton program (grid = n), the relu applied in torch."""
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_one(a_ptr, b_ptr, out_ptr):
+    i = tl.program_id(0)
+    a = tl.load(a_ptr + i)
+    b = tl.load(b_ptr + i)
+    tl.store(out_ptr + i, a + b)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b):
+        out = torch.empty_like(a)
+        add_one[(out.numel(),)](a, b, out)
+        return torch.relu(out)

@@ -1,0 +1,24 @@
+"""A small matrix product whose sizes are not multiples of the tiles."""
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b):
+        return a @ b
+
+
+M = 40
+K = 48
+N = 36
+
+
+def get_inputs():
+    return [torch.randn(M, K), torch.randn(K, N)]
+
+
+def get_init_inputs():
+    return []

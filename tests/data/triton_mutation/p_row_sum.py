@@ -1,0 +1,23 @@
+"""Row sums of a small matrix (columns not a multiple of the block)."""
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return x.sum(dim=1)
+
+
+rows = 24
+cols = 100
+
+
+def get_inputs():
+    return [torch.randn(rows, cols)]
+
+
+def get_init_inputs():
+    return []
