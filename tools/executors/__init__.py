@@ -6,7 +6,13 @@
 
 from __future__ import annotations
 
-from structcover.tools.executors.base import DEFAULT_BATCH_SIZE, Executor, Quarantined
+from structcover.tools.executors.base import (
+    DEFAULT_BATCH_SIZE,
+    Executor,
+    Failed,
+    InfrastructureError,
+    Quarantined,
+)
 from structcover.tools.executors.local import LocalExecutor
 
 
@@ -33,4 +39,5 @@ def make_executor(kind: str = "local", *, workers: int = 0, address: str | None 
     raise ValueError(f"--executor must be 'local' or 'ray', got {kind!r}")
 
 
-__all__ = ["DEFAULT_BATCH_SIZE", "Executor", "LocalExecutor", "Quarantined", "make_executor"]
+__all__ = ["DEFAULT_BATCH_SIZE", "Executor", "Failed", "InfrastructureError", "LocalExecutor", "Quarantined",
+           "make_executor"]

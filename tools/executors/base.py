@@ -12,6 +12,12 @@ Failure model (both executors):
 * A worker process dying (killed, out of memory, ``os._exit``) is retried: the batch runs
   again. A batch that keeps killing its worker is split in halves until the item that kills it
   stands alone; that item is then :class:`Quarantined` with the reason, and the job goes on.
+* Our own machinery failing is never the item's fault, so it is never quarantine: an import
+  that fails in a worker, an ``OSError`` (a missing binary, a full disk), the jail refusing to
+  run (:class:`~structcover.tools.verify.jail.SandboxUnavailable`), or a task that errors
+  outside ``fn`` (arguments that do not unpickle, a Ray task error). The item (or the whole
+  batch) is retried a bounded number of times, then reported as :class:`Failed` with the cause,
+  in the executor's ``failures`` list, never in ``quarantined``.
 """
 
 from __future__ import annotations
@@ -42,11 +48,55 @@ class Quarantined:
     item: str = ""
 
 
+@dataclass(frozen=True)
+class Failed(Quarantined):
+    """The result slot of an item our machinery failed on (not its input's fault).
+
+    A subclass of :class:`Quarantined` so that a caller which only knows quarantine still never
+    mistakes it for a result; callers that can tell the two apart check :class:`Failed` first.
+    Executors list it in ``failures``, never in ``quarantined``.
+    """
+
+
+class InfrastructureError(RuntimeError):
+    """Raised by our own code when its machinery (not the item) fails; never quarantined."""
+
+
+def is_ours(exc: BaseException) -> bool:
+    """Whether an exception is our machinery's failure rather than the item's.
+
+    Imports, the operating system (missing binaries, permissions, disk) and the jail's refusal
+    to run are properties of the worker, not of the item: every item would fail the same way.
+    """
+    if isinstance(exc, ImportError | OSError | InfrastructureError):
+        return True
+    from structcover.tools.verify.jail import SandboxUnavailable  # lazy: only on failures
+
+    return isinstance(exc, SandboxUnavailable)
+
+
+def describe(exc: BaseException) -> str:
+    """One line naming an exception: ``Type: message`` (no traceback, first line only; a Ray
+    system error carries the remote traceback in its message)."""
+    text = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+class TaskError(Exception):
+    """A whole task failed outside ``fn`` (the backend said why); its worker did not die."""
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(cause)
+        self.cause = cause
+
+
 class Executor(Protocol):
     """Runs ``fn`` over items in batches somewhere; yields results in input order."""
 
     #: Items quarantined by the last :meth:`map` call (filled while it runs).
     quarantined: list[Quarantined]
+    #: Items our machinery failed on in the last :meth:`map` call (:class:`Failed`).
+    failures: list[Failed]
 
     def map(self, fn: Callable[..., Any], items: Iterable[Any], *, batch_size: int = ...,
             resources: dict[str, float] | None = None,
@@ -84,12 +134,18 @@ def item_repr(item: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+#: Tries of one item whose run failed in our machinery (:func:`is_ours`) before it is Failed.
+ITEM_TRIES = 2
+
+
 def run_batch(fn: Callable[..., Any], shared: Any, start: int, batch: Sequence[Any],
               policy: RunPolicy | None = None) -> list[Any]:
     """Apply ``fn`` to a batch inside a worker; a raising item becomes a :class:`Quarantined`.
 
-    A Python exception is deterministic, so it is recorded, not retried: retrying would only
-    repeat it (and an RL policy's adversarial program must not be able to stall the job).
+    A Python exception caused by the item is deterministic, so it is recorded, not retried:
+    retrying would only repeat it (and an RL policy's adversarial program must not be able to
+    stall the job). An exception of our machinery (:func:`is_ours`) is tried again
+    (:data:`ITEM_TRIES` in all) and then becomes a :class:`Failed` naming the cause.
 
     Args:
         fn: The task function.
@@ -104,12 +160,21 @@ def run_batch(fn: Callable[..., Any], shared: Any, start: int, batch: Sequence[A
             return run_batch(fn, shared, start, batch)
     out: list[Any] = []
     for offset, item in enumerate(batch):
-        try:
-            out.append(fn(item) if shared is None else fn(shared, item))
-        except Exception as exc:  # noqa: BLE001 - one item's failure is a result, not a crash
-            last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-            out.append(Quarantined(start + offset, f"raised {last}"[:500], item_repr(item)))
+        out.append(_run_item(fn, shared, start + offset, item))
     return out
+
+
+def _run_item(fn: Callable[..., Any], shared: Any, index: int, item: Any) -> Any:
+    for attempt in range(1, ITEM_TRIES + 1):
+        try:
+            return fn(item) if shared is None else fn(shared, item)
+        except Exception as exc:  # noqa: BLE001 - one item's failure is a result, not a crash
+            if not is_ours(exc):
+                return Quarantined(index, f"raised {describe(exc)}"[:500], item_repr(item))
+            if attempt == ITEM_TRIES:
+                return Failed(index, f"our failure, not the input's ({attempt} tries): "
+                              f"{describe(exc)}"[:500], item_repr(item))
+    raise AssertionError("unreachable")
 
 
 def batches(items: Iterable[Any], size: int) -> Iterator[tuple[int, list[Any]]]:
@@ -143,9 +208,11 @@ class Job:
     items: list[Any]
     attempts: int = 0
     alone: bool = False
+    errors: int = 0
 
 
-#: ``submit(job) -> handle``; ``wait(handles) -> [(handle, ok, value)]`` for finished ones.
+#: ``submit(job) -> handle``; ``wait(handles) -> [(handle, ok, value)]`` for finished ones
+#: (``ok`` False: the worker died, or ``value`` is a :class:`TaskError`).
 Submit = Callable[[Job], Any]
 Wait = Callable[[list[Any]], list[tuple[Any, bool, Any]]]
 
@@ -153,7 +220,8 @@ Wait = Callable[[list[Any]], list[tuple[Any, bool, Any]]]
 def drive(submit: Submit, wait: Wait, items: Iterable[Any], *, batch_size: int, window: int,
           retries: int, isolate: bool, quarantined: list[Quarantined],
           on_progress: Callable[[int], None] | None = None,
-          tries_per_failure: int = 1) -> Iterator[Any]:
+          tries_per_failure: int = 1, failures: list[Failed] | None = None,
+          task_retries: int = 1) -> Iterator[Any]:
     """Schedule batches over a backend and yield results in input order (shared by executors).
 
     Args:
@@ -169,7 +237,11 @@ def drive(submit: Submit, wait: Wait, items: Iterable[Any], *, batch_size: int, 
         quarantined: Receives the items given up on.
         on_progress: Called with the number of items finished so far.
         tries_per_failure: Runs behind one reported failure (Ray: 1 + its ``max_retries``).
+        failures: Receives the items our machinery failed on (:class:`Failed`).
+        task_retries: Re-runs of a job that failed outside ``fn`` (a :class:`TaskError`)
+            before each of its items is :class:`Failed` with the cause.
     """
+    failures = [] if failures is None else failures
     fresh = batches(items, batch_size)
     suspects: list[Job] = []   # re-run before any fresh batch, one at a time when isolating
     inflight: dict[Any, Job] = {}
@@ -204,7 +276,19 @@ def drive(submit: Submit, wait: Wait, items: Iterable[Any], *, batch_size: int, 
     while inflight:
         for handle, ok, value in wait(list(inflight)):
             job = inflight.pop(handle)
-            if ok:
+            if not ok and isinstance(value, TaskError):
+                # Our machinery, not a death: no item is to blame, so no splitting.
+                job.errors += 1
+                if job.errors <= task_retries:
+                    suspects.insert(0, job)
+                    continue
+                done[job.start] = [Failed(job.start + i, f"our failure, not the input's "
+                                          f"(task failed {job.errors} times): {value.cause}"[:500],
+                                          item_repr(item)) for i, item in enumerate(job.items)]
+                finished += len(job.items)
+                if on_progress is not None:
+                    on_progress(finished)
+            elif ok:
                 done[job.start] = value
                 finished += len(job.items)
                 if on_progress is not None:
@@ -232,7 +316,9 @@ def drive(submit: Submit, wait: Wait, items: Iterable[Any], *, batch_size: int, 
             out = done.pop(pos)
             pos += len(out)
             for result in out:
-                if isinstance(result, Quarantined) and result not in quarantined:
+                if isinstance(result, Failed):
+                    failures.append(result)
+                elif isinstance(result, Quarantined) and result not in quarantined:
                     quarantined.append(result)
                 yield result
         fill()

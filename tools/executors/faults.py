@@ -85,3 +85,30 @@ def gpu_slot(seconds: float, item: Any) -> tuple[str, float, float]:
     time.sleep(seconds)
     ids = ray.get_runtime_context().get_accelerator_ids().get("GPU", [])
     return ",".join(str(i) for i in ids), start, time.time()
+
+
+def import_fails(item: Any) -> Any:
+    """Fail as a worker that cannot import a module would (our machinery, not the item).
+
+    Negative items raise ValueError instead: a deterministic failure caused by the item.
+    """
+    if isinstance(item, int) and item < 0:
+        raise ValueError(f"negative input {item}")
+    raise ModuleNotFoundError("No module named 'structcover.tools.features' (injected)")
+
+
+def _refuse_unpickle() -> Any:
+    raise ModuleNotFoundError("No module named 'structcover.tools' (injected at unpickling)")
+
+
+class UnpicklableOnWorker:
+    """Pickles on the driver, fails to unpickle in the worker: the old root-folder Ray bug,
+    where workers imported a partial ``structcover`` and could not load the task's function."""
+
+    def __reduce__(self) -> tuple[Any, tuple[()]]:
+        return _refuse_unpickle, ()
+
+
+def echo(shared: Any, item: Any) -> Any:
+    """Return the item (a task whose ``shared`` may carry the fault)."""
+    return item

@@ -11,8 +11,11 @@ from typing import Any
 
 from structcover.tools.executors.base import (
     DEFAULT_BATCH_SIZE,
+    Failed,
     Job,
     Quarantined,
+    TaskError,
+    describe,
     drive,
     run_batch,
 )
@@ -50,6 +53,7 @@ class LocalExecutor:
         self.workers = workers or os.cpu_count() or 1
         self.retries = retries
         self.quarantined: list[Quarantined] = []
+        self.failures: list[Failed] = []
         self.restarts = 0
         self._pool: ProcessPoolExecutor | None = None
 
@@ -59,6 +63,7 @@ class LocalExecutor:
             shared: Any = None) -> Iterator[Any]:
         """See :meth:`structcover.tools.executors.base.Executor.map` (``resources`` ignored)."""
         self.quarantined = []
+        self.failures = []
         ctx = get_context("fork" if os.name == "posix" else "spawn")
         # Captured once per job: a forked worker would inherit it, a spawned one would not.
         policy = RunPolicy.of_driver()
@@ -82,14 +87,17 @@ class LocalExecutor:
                 exc = f.exception()
                 if exc is None:
                     out.append((f, True, f.result()))
-                else:
-                    broken = broken or isinstance(exc, BrokenProcessPool)
+                elif isinstance(exc, BrokenProcessPool):
+                    broken = True
                     out.append((f, False, exc))
+                else:
+                    # The task raised outside fn (its policy, its arguments): our machinery.
+                    out.append((f, False, TaskError(describe(exc))))
             if broken:
                 # Every other future of the broken pool fails too: collect them now.
                 rest = [h for h in handles if h not in finished]
                 wait(rest)
-                out.extend((h, False, h.exception()) for h in rest)
+                out.extend((h, False, h.exception()) for h in rest)  # deaths, not TaskErrors
                 assert self._pool is not None
                 self._pool.shutdown(wait=True, cancel_futures=True)
                 self._pool = new_pool()
@@ -99,7 +107,8 @@ class LocalExecutor:
         try:
             yield from drive(submit, wait_any, items, batch_size=batch_size,
                              window=2 * self.workers, retries=self.retries, isolate=True,
-                             quarantined=self.quarantined, on_progress=on_progress)
+                             quarantined=self.quarantined, on_progress=on_progress,
+                             failures=self.failures)
         finally:
             self.close()
 

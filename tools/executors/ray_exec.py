@@ -19,7 +19,10 @@ Cluster and authentication:
 
 Faults: a task whose worker dies is retried by Ray (``max_retries``); a batch that still fails
 is split in halves until the item that kills its worker stands alone, and that item is
-quarantined; a Python exception in ``fn`` quarantines its item at once.
+quarantined; a Python exception in ``fn`` quarantines its item at once. A task that errors
+outside ``fn`` (a ``RayTaskError``: say, the worker cannot import or unpickle the function) is
+our failure, not its items': it is retried once, then its items are :class:`Failed` with the
+cause (``failures``), never quarantined.
 """
 
 from __future__ import annotations
@@ -30,8 +33,11 @@ from typing import Any
 
 from structcover.tools.executors.base import (
     DEFAULT_BATCH_SIZE,
+    Failed,
     Job,
     Quarantined,
+    TaskError,
+    describe,
     drive,
     run_batch,
 )
@@ -69,6 +75,7 @@ class RayExecutor:
                  window: int | None = None) -> None:
         ray = _ray()
         self.quarantined: list[Quarantined] = []
+        self.failures: list[Failed] = []
         self.retries = retries
         self._started = False
         if not ray.is_initialized():
@@ -97,6 +104,7 @@ class RayExecutor:
         """
         ray = _ray()
         self.quarantined = []
+        self.failures = []
         want = float((resources or {}).get("num_gpus", 0) or 0)
         have = float(ray.cluster_resources().get("GPU", 0))
         if want > have:
@@ -119,6 +127,9 @@ class RayExecutor:
             for ref in ready:
                 try:
                     out.append((ref, True, ray.get(ref)))
+                except ray.exceptions.RayTaskError as exc:  # raised outside fn: our machinery
+                    cause = exc.cause if isinstance(exc.cause, BaseException) else exc
+                    out.append((ref, False, TaskError(f"Ray task error: {describe(cause)}")))
                 except ray.exceptions.RayError as exc:  # worker died past its retries
                     out.append((ref, False, exc))
             return out
@@ -126,7 +137,8 @@ class RayExecutor:
         # Ray already retried a failed task: the driver splits at once (retries=0).
         yield from drive(submit, wait_any, items, batch_size=batch_size, window=self.window,
                          retries=0, isolate=False, quarantined=self.quarantined,
-                         on_progress=on_progress, tries_per_failure=1 + self.retries)
+                         on_progress=on_progress, tries_per_failure=1 + self.retries,
+                         failures=self.failures)
 
     def close(self) -> None:
         """Shut down the local cluster if this executor started it."""

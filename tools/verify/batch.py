@@ -4,7 +4,9 @@ Each worker builds its backend once and checks the candidates of its batches wit
 :func:`~structcover.tools.verify.equivalence.check_equivalence`. With a fixed ``seed`` every
 candidate sees the same sizes and inputs wherever it runs, so the verdicts do not depend on
 the executor. A candidate that kills its worker on every try gets a verdict with
-``failure="quarantined"`` instead of stopping the batch.
+``failure="quarantined"`` instead of stopping the batch; one our machinery failed on (the
+sandbox is missing, an import fails in the worker, a task error) gets ``failure="internal-error"``
+with the cause: it says nothing about the candidate.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 from structcover.config import VerifySettings
 from structcover.schema import TaskSpec, Verdict, content_hash
-from structcover.tools.executors.base import Executor, Quarantined
+from structcover.tools.executors.base import Executor, Failed, Quarantined
 from structcover.tools.executors.local import LocalExecutor
 
 _BACKENDS: dict[str, Any] = {}
@@ -62,7 +64,8 @@ def verify_batch(candidates: Iterable[Candidate], *, executor: Executor | None =
         on_progress: Called with the number of candidates done.
 
     Returns:
-        One verdict per candidate; a quarantined candidate's has ``failure="quarantined"``.
+        One verdict per candidate; a quarantined candidate's has ``failure="quarantined"``,
+        one our machinery failed on ``failure="internal-error"`` (``equivalent`` None).
     """
     settings = settings or VerifySettings()
     jobs = list(candidates)
@@ -80,7 +83,11 @@ def verify_batch(candidates: Iterable[Candidate], *, executor: Executor | None =
             ex.close()
     out: list[Verdict] = []
     for job, result in zip(jobs, results, strict=True):
-        if isinstance(result, Quarantined):
+        if isinstance(result, Failed):
+            result = Verdict(program_id=job.program_id or content_hash(job.candidate),
+                             task_id=job.task.task_id, failure="internal-error",
+                             detail=result.reason)
+        elif isinstance(result, Quarantined):
             result = Verdict(program_id=job.program_id or content_hash(job.candidate),
                              task_id=job.task.task_id, failure="quarantined",
                              detail=result.reason)

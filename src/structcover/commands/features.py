@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 import typer
+from rich.markup import escape
 
 from structcover.commands._output import err_console, fail, print_json, print_table, progress
 from structcover.config import load_settings
@@ -36,6 +37,16 @@ def _compiler_columns(records: pd.DataFrame, arch: str, block_size: int | None,
     return pd.DataFrame(rows, index=records.index)
 
 
+def _table(records: pd.DataFrame, fs: Any, workers: int | None, no_cache: bool,
+           pset: PatternSet | None, runner: Any, on_progress: Any) -> pd.DataFrame:
+    return extract_table(
+        zip(records["program_id"], records["program"], strict=True),
+        # A pool costs more than it saves on a handful of programs.
+        workers=1 if len(records) < 32 else (fs.workers if workers is None else workers),
+        cache_dir=None if no_cache else fs.cache_dir, patterns=pset,
+        max_source_bytes=fs.max_source_bytes, on_progress=on_progress, executor=runner)
+
+
 def features(
     data: Path = typer.Argument(..., help="JSONL, Parquet, saved HF dataset, .cu/.py file "
                                 "or folder."),
@@ -63,7 +74,12 @@ def features(
                                        help="With --executor ray: the cluster to join (auto = "
                                        "the running one); default: start a local one."),
 ) -> None:
-    """Extract raw structural features: one row per program, one column per feature."""
+    """Extract raw structural features: one row per program, one column per feature.
+
+    Exit code 3 when our own machinery failed on every program (a worker that cannot import
+    the package, a missing binary): the cause is printed on one line. A program with bad
+    input is quarantined and the run goes on.
+    """
     settings = load_settings(config)
     fs = settings.features
     try:
@@ -92,16 +108,16 @@ def features(
             fail(str(exc))
     with progress(show) as bar:
         task = bar.add_task("features", total=len(records))
-        table = extract_table(
-            zip(records["program_id"], records["program"], strict=True),
-            # A pool costs more than it saves on a handful of programs.
-            workers=1 if len(records) < 32 else (fs.workers if workers is None else workers),
-            cache_dir=None if no_cache else fs.cache_dir, patterns=pset,
-            max_source_bytes=fs.max_source_bytes,
-            on_progress=lambda n: bar.update(task, completed=n), executor=runner)
+        try:
+            table = _table(records, fs, workers, no_cache, pset, runner,
+                           lambda n: bar.update(task, completed=n))
+        except (ImportError, OSError) as exc:  # our machinery (the pool's workers), never input
+            fail(f"features: extraction failed (our failure, not the inputs'): "
+                 f"{type(exc).__name__}: {exc}", code=3)
     if runner is not None:
         for q in table.attrs.get("quarantined", []):
             err_console.print(f"[yellow]quarantined[/] {q['program_id']}: {q['reason']}")
+        _report_failures(table.attrs.get("failures", []), len(records), runner)
         records = records[records["program_id"].astype(str).isin(table["program_id"])]
         records = records.reset_index(drop=True)
     table = apply_source_encoding(table, records)
@@ -138,6 +154,24 @@ def features(
         err_console.print(f"… {len(table) - 20} more rows")
     if output is not None:
         err_console.print(f"wrote {output}")
+
+
+def _report_failures(failures: list[dict[str, str]], total: int, runner: Any) -> None:
+    """Name every program our machinery failed on; fail the run when it failed on all of them.
+
+    These are not the programs' fault (quarantine is for bad input): a run that lost every
+    program this way would otherwise exit 0 with an empty table.
+    """
+    for f in failures:
+        err_console.print(f"[red]failed (ours, not the input's)[/] {escape(f['program_id'])}: "
+                          f"{escape(f['cause'])}", highlight=False)
+    if failures and len(failures) == total:
+        runner.close()
+        fail(f"features: extraction failed on all {total} programs (our failure, not the "
+             f"inputs'): {failures[0]['cause']}", code=3)
+    if failures:
+        err_console.print(f"[yellow]{len(failures)} of {total} programs failed in our machinery "
+                          "and are missing from the table; rerun to retry them[/]")
 
 
 def register(app: typer.Typer) -> None:

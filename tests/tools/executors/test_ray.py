@@ -74,6 +74,19 @@ def test_results_keep_input_order_and_python_errors_are_quarantined(cluster):
     assert isinstance(out[1], Quarantined) and "negative input -1" in out[1].reason
 
 
+def test_a_task_whose_worker_cannot_import_is_our_failure_not_quarantine(cluster):
+    # The old root-folder bug: the worker cannot load what the task needs. Every item fails the
+    # same way, so none is to blame: Failed with the cause, not "quarantined: worker died".
+    from structcover.tools.executors import Failed
+
+    out = list(cluster.map(faults.echo, range(4), batch_size=2,
+                           shared=faults.UnpicklableOnWorker()))
+    assert all(isinstance(r, Failed) for r in out) and len(out) == 4
+    assert all("Ray task error" in r.reason and "No module named" in r.reason
+               and "\n" not in r.reason for r in out), out[0].reason
+    assert cluster.quarantined == [] and cluster.failures == out
+
+
 def test_a_worker_killed_mid_task_is_retried_by_ray(cluster, tmp_path):
     flag = tmp_path / "die"
     flag.touch()
