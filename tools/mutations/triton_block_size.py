@@ -105,7 +105,7 @@ def _launch_edits(src: TritonSource, launch: Launch, param: str
             return "not an integer literal or a named constant"
         assert isinstance(arg, ast.Constant)
         # Other meta-parameters of this launch (BLOCK_N=16 beside BLOCK_M=16) are their own.
-        own = {id(kw.value) for kw in launch.call.keywords}
+        own = {id(kw.value) for kw in launch.call.keywords} | {id(arg)}
         same = [n for n in ast.walk(launch.scope) if isinstance(n, ast.Constant)
                 and int_value(n) == value and id(n) not in own]
         in_grid = [n for n in ast.walk(grid) if isinstance(n, ast.Constant)
@@ -121,10 +121,14 @@ def _launch_edits(src: TritonSource, launch: Launch, param: str
 
 def _add_scaled(b: Builder, src: TritonSource, nodes: list[ast.Constant], value: int,
                 limits: tuple[int, int], **params: str | int) -> None:
-    for new in (value // 2, value * 2):
-        if limits[0] <= new <= limits[1]:
-            text = src.apply([(src.start(n), src.end(n), str(new)) for n in nodes])
-            b.add(text, old=value, new=new, **params)
+    """Halve and double every node (configs may differ; a launch's ties are equal)."""
+    values = [int(n.value) for n in nodes]
+    for num, den in ((1, 2), (2, 1)):
+        new = [v * num // den for v in values]
+        if all(limits[0] <= v <= limits[1] for v in new):
+            text = src.apply([(src.start(n), src.end(n), str(v))
+                              for n, v in zip(nodes, new, strict=True)])
+            b.add(text, old=value, new=value * num // den, **params)
 
 
 def _configs(func: ast.FunctionDef) -> list[ast.Dict]:

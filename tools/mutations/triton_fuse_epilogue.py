@@ -16,7 +16,7 @@ from structcover.tools.mutations._triton import (
 )
 from structcover.tools.mutations.base import MutationResult, operator
 
-_TORCH = ("torch.", "F.", "torch.nn.functional.", "nn.functional.")
+_TORCH = ("torch.nn.functional.", "nn.functional.", "torch.", "F.")  # longest first
 _ALLOC = ("empty", "empty_like", "zeros", "zeros_like", "empty_strided", "new_empty",
           "new_zeros")
 #: tanh through the sigmoid (tanh x = 2 sigmoid(2x) - 1): plain tl ops, no libdevice.

@@ -4,12 +4,24 @@ from __future__ import annotations
 
 import ast
 
-from structcover.tools.mutations._triton import TritonSource, builder, dotted, int_value, parse_triton
+from structcover.tools.mutations._triton import (
+    TritonSource,
+    builder,
+    dotted,
+    int_value,
+    is_call,
+    parse_triton,
+)
 from structcover.tools.mutations.base import MutationResult, operator
 
 #: Values tried, and Triton's defaults on NVIDIA GPUs (what a launch without the option gets).
 CHOICES = {"num_warps": (2, 4, 8), "num_stages": (2, 3, 4)}
 DEFAULTS = {"num_warps": 4, "num_stages": 3}
+
+
+def _loads_in_loop(func: ast.FunctionDef) -> bool:
+    return any(is_call(n, "load") for loop in ast.walk(func)
+               if isinstance(loop, (ast.For, ast.While)) for n in ast.walk(loop))
 
 
 def _configs(func: ast.FunctionDef) -> list[ast.Call]:
@@ -50,13 +62,17 @@ def _mutate(name: str, option: str, program: str) -> MutationResult:
     b = builder(name, program)
     calls: list[tuple[ast.Call, str]] = []
     for kernel, func in src.kernels.items():
+        if option == "num_stages" and not _loads_in_loop(func):
+            continue  # nothing for the software pipeline to overlap
         configs = _configs(func)
         if configs:  # autotuned: the option belongs to each config, not to the launch
             calls += [(c, f"{kernel} triton.Config") for c in configs]
         else:
             calls += [(launch.call, f"{kernel} launch") for launch in src.launches(kernel)]
     if not calls:
-        return b.done("no launch site or triton.Config to set it on")
+        return b.done("no launch site or triton.Config to set it on" if option == "num_warps"
+                      else "no kernel loads inside a loop (num_stages pipelines such loops) "
+                      "with a launch site or triton.Config to set it on")
     by_site: dict[str, list[ast.Call]] = {}
     for call, site in calls:
         by_site.setdefault(site, []).append(call)
@@ -98,7 +114,8 @@ def triton_num_stages(program: str) -> MutationResult:
         pipeline.stages: set
 
     Edits ``num_stages=`` like ``triton_num_warps`` edits ``num_warps=`` (default 3); the
-    software pipeline of the kernel's loops gets that many buffers. Does not apply when no
-    launch exists or the value is computed or passed through ``**kwargs``.
+    software pipeline of the kernel's loops gets that many buffers. Does not apply to kernels
+    without a ``tl.load`` inside a loop (no pipeline: the option would change nothing), when
+    no launch exists, or the value is computed or passed through ``**kwargs``.
     """
     return _mutate("triton_num_stages", "num_stages", program)

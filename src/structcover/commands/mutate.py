@@ -37,7 +37,8 @@ def _list(as_json: bool, state: Path | None) -> None:
     for name, info in registry().items():
         st = table.operators.get(name)
         rows.append({
-            "operator": name, "family": info.family, "summary": info.summary,
+            "operator": name, "family": info.family, "language": info.language,
+            "summary": info.summary,
             "moves": info.moves,
             "stats": st.model_dump() if st else None,
         })
@@ -47,8 +48,8 @@ def _list(as_json: bool, state: Path | None) -> None:
     arrows = {"up": "+", "down": "-", "set": "~"}
     print_table(
         f"mutation operators (stats: backend={table.backend}, {table.programs} programs)",
-        ["operator", "moves", "applied", "equiv/variants", "moved", "families"],
-        [[r["operator"], " ".join(f"{k}{arrows[v]}" for k, v in r["moves"].items()),
+        ["operator", "lang", "moves", "applied", "equiv/variants", "moved", "families"],
+        [[r["operator"], r["language"], " ".join(f"{k}{arrows[v]}" for k, v in r["moves"].items()),
           f"{s['applied']}/{s['tried']}" if (s := r["stats"]) else "-",
           f"{s['equivalent']}/{s['variants']}" if s else "-",
           s["moved_as_promised"] if s else "-",
@@ -82,8 +83,8 @@ def _check_kernelbench(variants: list[Any], task: str, backend: str) -> list[Any
 
 
 def mutate(
-    file: Path | None = typer.Argument(None, help="The .cu program or KernelBench .py "
-                                       "candidate to mutate."),
+    file: Path | None = typer.Argument(None, help="The .cu program, KernelBench .py "
+                                       "candidate or Triton .py program to mutate."),
     op: str | None = typer.Option(None, "--op", help="Operator name (see --list)."),
     task: str | None = typer.Option(None, "--task",
                                     help="TaskSpec YAML or corpus task id (a KernelBench "
@@ -111,10 +112,12 @@ def mutate(
     except KeyError as exc:
         fail(exc.args[0])
     source = read_source(file)
+    from structcover.tools.mutations._triton import is_triton_program
     from structcover.tools.mutations.embedded import is_kernelbench_candidate, run_operator
 
     # A KernelBench candidate is mutated inside its load_inline CUDA; variants are whole files.
-    kernelbench = is_kernelbench_candidate(source)
+    # A Triton program is a KernelBench-format candidate too (verified against a problem file).
+    kernelbench = is_kernelbench_candidate(source) or is_triton_program(source)
     result = run_operator(info.name, source)
     spec = None if kernelbench else _resolve_task(task)
     checks: list[Any] = []

@@ -1,4 +1,4 @@
-"""relu(a + b): one element per Triton program (grid = n), the relu applied in torch."""
+"""relu(a + b): one element per Triton program (grid = n), the relu in the kernel."""
 import torch
 import torch.nn as nn
 import triton
@@ -10,7 +10,8 @@ def add_one(a_ptr, b_ptr, out_ptr):
     i = tl.program_id(0)
     a = tl.load(a_ptr + i)
     b = tl.load(b_ptr + i)
-    tl.store(out_ptr + i, a + b)
+    s = a + b
+    tl.store(out_ptr + i, tl.where(s > 0, s, 0.0))
 
 
 class ModelNew(nn.Module):
@@ -20,4 +21,4 @@ class ModelNew(nn.Module):
     def forward(self, a, b):
         out = torch.empty_like(a)
         add_one[(out.numel(),)](a, b, out)
-        return torch.relu(out)
+        return out
