@@ -139,6 +139,8 @@ class Record:
     which: int
     detail: str
     tensors: list[bytes]
+    #: A profile build's counters for this run (JSON text; runtime/sc_prof.cpp), else "".
+    profile: str = ""
 
 
 @dataclass
@@ -163,6 +165,11 @@ def decode_results(data: bytes) -> RunnerReport:
     records: list[Record] = []
     head = struct.Struct("<IidQII")
     while pos + 4 <= len(data) and data[pos:pos + 4] != b"SCRE":
+        if data[pos:pos + 4] == b"SCPJ" and records and pos + 8 <= len(data):
+            (n,) = struct.unpack_from("<I", data, pos + 4)
+            records[-1].profile = bytes(view[pos + 8:pos + 8 + n]).decode("utf-8", "replace")
+            pos += 8 + n
+            continue
         if pos + head.size + 4 > len(data):
             break
         code, rc, ks, where, which, dlen = head.unpack_from(data, pos)

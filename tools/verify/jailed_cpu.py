@@ -40,6 +40,7 @@ from structcover.tools.verify.jail_runner import (
     runner_executable,
     scalar_values,
 )
+from structcover.tools.verify.profile_rewrite import Site
 from structcover.tools.verify.rewriter import rewrite
 from structcover.tools.verify.seccomp_policy import runner_filter_bytes
 
@@ -72,22 +73,41 @@ def run_many(source: str, spec: TaskSpec, inputs_batch: list[dict[str, np.ndarra
         One result per run made; a single result when the program does not build or the
         runner dies outside a run.
     """
+    return _run(source, spec, inputs_batch, settings=settings, sizes=sizes, timeout_s=timeout_s,
+                schedules=schedules, workers=workers)[0]
+
+
+def run_profiled(source: str, spec: TaskSpec, inputs: dict[str, np.ndarray], *,
+                 settings: VerifySettings, sizes: dict[str, int] | None = None,
+                 timeout_s: float = 60.0, workers: int = 0) -> tuple[RunResult, str, list[Site]]:
+    """One run of the profile build (forward schedule) in the jail: the result, the runtime's
+    counters (JSON text, "" when the run reported none) and the instrumented sites."""
+    results, records, sites = _run(source, spec, [inputs], settings=settings, sizes=sizes,
+                                   timeout_s=timeout_s, schedules=("forward",), workers=workers,
+                                   profile=True)
+    return results[0], (records[0].profile if records else ""), sites
+
+
+def _run(source: str, spec: TaskSpec, inputs_batch: list[dict[str, np.ndarray]], *,
+         settings: VerifySettings, sizes: dict[str, int] | None, timeout_s: float,
+         schedules: tuple[str, ...], workers: int, profile: bool = False,
+         ) -> tuple[list[RunResult], list[Record], list[Site]]:
     sizes = {**spec.sizes, **(sizes or {})}
     try:
         sets = [cb._check_inputs(spec, inputs, sizes) for inputs in inputs_batch]
     except ValueError as exc:
-        return [_result("crash", detail=str(exc))]
-    rewritten = rewrite(source, filename=f"{spec.task_id or 'program'}.cu")
+        return [_result("crash", detail=str(exc))], [], []
+    rewritten = rewrite(source, filename=f"{spec.task_id or 'program'}.cu", profile=profile)
     if rewritten.unsupported:
-        return [_result("unsupported", detail="unsupported: " + "; ".join(rewritten.unsupported))]
+        return [_result("unsupported", detail="unsupported: " + "; ".join(rewritten.unsupported))], [], []
     cache = Path(settings.cache_dir)
     prepare_runtime(cache)  # trusted runtime objects, outside any clock
     try:
         build = build_library(rewritten.source, cache, timeout_s=max(120.0, timeout_s))
     except BuildError as exc:
-        return [_result("compile-error", detail=f"{first_error(exc.log)}\n{exc.log}")]
+        return [_result("compile-error", detail=f"{first_error(exc.log)}\n{exc.log}")], [], []
     except SandboxUnavailable as exc:
-        return [_result("rejected", detail=str(exc))]
+        return [_result("rejected", detail=str(exc))], [], []
     kinds = arg_kinds(spec)
     cxx = compiler()
     runner = runner_executable(kinds, cache, cxx, _compiler_id(cxx))
@@ -105,18 +125,18 @@ def run_many(source: str, spec: TaskSpec, inputs_batch: list[dict[str, np.ndarra
         report, jailed = run_runner(runner, build.path, spec.launcher, job, limits=limits,
                                     seccomp=runner_filter_bytes())
     except SandboxUnavailable as exc:
-        return [_result("rejected", detail=str(exc))]
+        return [_result("rejected", detail=str(exc))], [], []
     note = ("sandbox: bubblewrap (user, PID, mount, IPC, network namespaces), seccomp, rlimits"
             if jailed.sandboxed else "sandbox: " + "; ".join(jailed.notes))
     if report is not None and not report.has_launcher:
-        return [_result("compile-error", detail=f"no extern \"C\" launcher `{spec.launcher}`")]
+        return [_result("compile-error", detail=f"no extern \"C\" launcher `{spec.launcher}`")], [], []
     records = report.records if report is not None else []
     results = _results(spec, sets, list(schedules), records, timeout_s)
     if not results or (results[-1].status == "ok" and len(results) < len(sets)):
         results.append(_died(jailed))
     for result in results:
         result.detail = "\n".join(p for p in (result.detail, note) if p)
-    return results
+    return results, records, rewritten.sites
 
 
 def _results(spec: TaskSpec, sets: list[dict[str, np.ndarray]], schedules: list[str],

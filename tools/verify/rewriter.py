@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from structcover.tools.cuda_ast import parser, walk
+from structcover.tools.verify.profile_rewrite import Site, instrument
 from structcover.tools.verify.strict_rewrite import (
     hide_emulator_macros,
     local_names,
@@ -78,6 +79,8 @@ class RewriteResult:
     launches: int = 0
     #: Parse problems near constructs the rewriter edits (the compile will then fail loudly).
     warnings: list[str] = field(default_factory=list)
+    #: The profile variant's instrumented sites (``profile_rewrite``); empty otherwise.
+    sites: list[Site] = field(default_factory=list)
 
 
 def _text(node: Node, src: bytes) -> str:
@@ -178,30 +181,41 @@ def _rewrite_shared(node: Node, src: bytes, site: int) -> str:
     return " ".join(out)
 
 
-def _rewrite_launch(node: Node, src: bytes, serial: bool) -> str:
+def _rewrite_launch(node: Node, src: bytes, serial: bool, profile: bool = False) -> str:
     fn = node.child_by_field_name("function") or node.children[0]
     cfg = next(c for c in node.children if c.type == "kernel_call_syntax")
     args = node.child_by_field_name("arguments")
     config = [_text(c, src) for c in cfg.named_children if c.type != "comment"]
     config += ["0"] * (4 - len(config))
     arg_texts = [_text(c, src) for c in args.named_children if c.type != "comment"] if args else []
-    return (f"::sc::launch(({config[0]}), ({config[1]}), ({config[2]}), ({config[3]}), "
+    call = (f"::sc::launch(({config[0]}), ({config[1]}), ({config[2]}), ({config[3]}), "
             f"[&](auto... __sc_a) {{ ::sc::check_kernel_args(__sc_a...); "
             f"return [=]() {{ {_text(fn, src)}(__sc_a...); }}; }}"
             f"({', '.join(arg_texts)}), {'true' if serial else 'false'})")
+    if not profile:
+        return call
+    # The profile variant names the kernel of each launch for its counters.
+    name = " ".join(_text(fn, src).split()).replace("\\", "").replace('"', "")
+    return f'(::sc::prof_kernel("{name}"), {call})'
 
 
-def rewrite(source: str, filename: str = "program.cu") -> RewriteResult:
+def rewrite(source: str, filename: str = "program.cu", *, profile: bool = False) -> RewriteResult:
     """Rewrite ``source`` for the CPU emulator.
 
     Args:
         source: A CUDA program (device code and host launcher).
         filename: Name used in ``#line`` so compiler messages point at the original file.
+        profile: Build the profile variant: device memory accesses, atomics and branch
+            conditions also go through the runtime's counters (``profile_rewrite``; a different
+            text, so a different build-cache entry). Results are the same.
 
     Returns:
         The C++ text and what was found; ``unsupported`` lists reasons not to run it.
     """
     unsupported: list[str] = []
+    sites: list[Site] = []
+    if profile:
+        source, sites = instrument(source)
     source = hide_emulator_macros(source)
     for header in _INCLUDE.findall(source):
         if _UNSUPPORTED_HEADER.match(header.strip()):
@@ -211,7 +225,7 @@ def rewrite(source: str, filename: str = "program.cu") -> RewriteResult:
     parsed = _ALIGN.sub(lambda m: " " * len(m.group(0).encode()), source).encode("utf-8", "surrogatepass")
     tree = parser().parse(parsed)
     edits = _Edits(raw)
-    result = RewriteResult(source="", has_sync=bool(_SYNC_WORDS.search(source)))
+    result = RewriteResult(source="", has_sync=bool(_SYNC_WORDS.search(source)), sites=sites)
     site = 0
     locals_of: dict[int, set[str]] = {}
     edited_until = -1  # end of the last RMW/signal edit: nested ones stay inside its text
@@ -256,7 +270,8 @@ def rewrite(source: str, filename: str = "program.cu") -> RewriteResult:
                 unsupported.append("dynamic parallelism (kernel launch inside device code) at line "
                                    f"{node.start_point[0] + 1}")
                 continue
-            edits.add(node.start_byte, node.end_byte, _rewrite_launch(node, parsed, not result.has_sync))
+            edits.add(node.start_byte, node.end_byte,
+                      _rewrite_launch(node, parsed, not result.has_sync, profile))
             result.launches += 1
         elif kind == "declaration" and any(c.type == "type_qualifier" and _text(c, parsed) == "__shared__"
                                            for c in node.children):
@@ -270,4 +285,6 @@ def rewrite(source: str, filename: str = "program.cu") -> RewriteResult:
     body = edits.apply().decode("utf-8", "surrogatepass")
     safe_name = filename.replace("\\", "/").replace('"', "")
     result.source = f'#include "sc_emu.hpp"\n#line 1 "{safe_name}"\n{body}'
+    if profile:
+        result.source += "\nstatic const int __sc_profile_on = ::sc::prof_enable();\n"
     return result

@@ -54,6 +54,7 @@ _DIRECTIVE = re.compile(r"[ \t]*#[ \t]*\w+")
 _DEFINED = re.compile(r"\bdefined(\s*\(\s*|\s+)([A-Za-z_]\w*)")
 _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
 _HAS_INCLUDE = re.compile(r"__has_include(?:_next)?\s*\(\s*[<\"]\s*(?:sc_|sc/)[^>\"]*[>\"]\s*\)")
+_PROF_ATOM = re.compile(r"::sc::prof_atom\((.*), \d+\)", re.DOTALL)
 _SIDE_EFFECT = re.compile(r"\+\+|--|(?<![=!<>])=(?!=)|\(")
 
 
@@ -234,6 +235,9 @@ def signal_edit(node: Node, src: bytes) -> str | None:
     args = node.child_by_field_name("arguments")
     first = args.named_children[0] if args is not None and args.named_children else None
     addr = _text(first, src) if first is not None else ""
+    wrapped = _PROF_ATOM.fullmatch(addr)  # the profile variant's wrapper (profile_rewrite)
+    if wrapped:
+        addr = wrapped.group(1)
     pure = addr and not _SIDE_EFFECT.search(addr)
     addr_expr = f"(const volatile void*)({addr})" if pure else "nullptr"
     return f"::sc::signal_result({_text(node, src)}, __LINE__, {addr_expr})"

@@ -53,6 +53,8 @@ void sc_reset(void) {
   g.strict_args = false;
   g.bad_arg = -1;
   g.host_fault.store(0);
+  g.prof_launches.clear();
+  g.prof_name.clear();
   sc::dev_free_all();
 }
 
@@ -64,6 +66,9 @@ const char* sc_detail(void) { return sc::G().detail.c_str(); }
 double sc_kernel_seconds(void) { return sc::G().kernel_seconds; }
 double sc_kernel_cpu_seconds(void) { return sc::G().kernel_cpu_seconds; }
 long sc_launch_count(void) { return sc::G().launches; }
+// Profile counters of the launches since sc_reset, as a JSON array (sc_prof.cpp); "" unless
+// the library is a profile build.
+const char* sc_profile_json(void) { return sc::prof_json(); }
 // The host calls this after each run (see release_fault_handler).
 void sc_release_handlers(void) { sc::release_fault_handler(); }
 

@@ -109,6 +109,7 @@ void release_barrier(Worker* w, Fiber* self) {
                       std::to_string(w->bar_line) + " and at line " + std::to_string(w->bar_other));
   }
   unsigned long long packed = (unsigned long long)w->bar_count | ((unsigned long long)w->arrived << 32);
+  if (w->prof_any) prof_flush(w);  // profile builds: the interval's warp requests (sc_prof.cpp)
   ++w->epoch;
   Fiber* fibers = w->fibers.data();
   for (size_t i = 0, n = w->fibers.size(); i < n; ++i) {
@@ -255,6 +256,7 @@ void run_block(Worker* w, unsigned linear) {
   if (g.schedule == kRandom)
     for (size_t i = n - 1; i > 0; --i) std::swap(w->order[i], w->order[xorshift(w->rng) % (i + 1)]);
   n = nf;
+  prof_block_start(w, w->nthreads);
 
   while (w->live > 0) {
     if (g.abort.load(std::memory_order_relaxed)) return;
@@ -285,6 +287,7 @@ void run_block(Worker* w, unsigned linear) {
       return;
     }
   }
+  prof_block_end(w);
 }
 
 [[noreturn]] void serial_violation(Fiber* f, const char* what) {

@@ -46,6 +46,35 @@ struct Warp {
   WarpGroup groups[32];
 };
 
+// Profile counters (sc_prof.cpp): one thread's execution of a wrapped access or branch.
+struct ProfEntry {
+  uintptr_t addr;       // the address (a branch: its outcome, 0 or 1)
+  int site;             // the rewriter's static site number
+  unsigned short size;  // bytes accessed
+  unsigned char kind;   // ProfKind
+};
+
+//: Counters of one static site (or of a whole launch, summed over its sites).
+struct ProfSite {
+  int kind = -1;        // ProfKind of the site; -1 unseen
+  int space = 0;        // bit 0 global, bit 1 shared, bit 2 local (thread stack)
+  unsigned long long requests = 0, units = 0, ideal = 0, lanes = 0, bytes = 0, worst = 0;
+};
+
+//: Counters of one launch (per worker while it runs, then summed).
+#define SC_PROF_SUMS(X)                                                                   \
+  X(gld_req) X(gld_sect) X(gld_bytes) X(gst_req) X(gst_sect) X(gst_bytes) X(sld_req)      \
+  X(sld_wave) X(sld_ideal) X(sst_req) X(sst_wave) X(sst_ideal) X(gatom_req) X(gatom_lanes) \
+  X(gatom_serial) X(satom_req) X(satom_lanes) X(satom_serial) X(local_acc) X(br_req)      \
+  X(br_div) X(br_lanes) X(barriers) X(warp_syncs) X(warp_collectives) X(blocks)
+#define SC_PROF_DECL(n) unsigned long long n = 0;
+struct ProfStats {
+  SC_PROF_SUMS(SC_PROF_DECL)
+  unsigned long long gatom_worst = 0, satom_worst = 0;  // maxima over requests
+  std::vector<ProfSite> sites;
+  void add(const ProfStats& o);
+};
+
 // A worker thread's state; it *is* the Block its fibers point to.
 struct Worker : Block {
   char* stacks = nullptr;  // kStackSize-aligned regions, guard page at the bottom of each
@@ -80,6 +109,10 @@ struct Worker : Block {
   uintptr_t fault_addr = 0;
   int fault_kind = 0;             // 0 none, 1 stack overflow, 2 invalid access, 3 preempted
   Fiber* fault_fiber = nullptr;
+  // Profile counters (profile builds only): each thread's accesses since the last flush.
+  std::vector<std::vector<ProfEntry>> prof_log;
+  bool prof_any = false;
+  ProfStats prof;
 };
 
 enum AllocKind { kDeviceMem = 0, kManagedMem = 1, kPinnedMem = 2 };
@@ -129,6 +162,10 @@ struct Global {
   std::atomic<size_t> next{0};
   uint32_t pattern = 0x7EFFFFFFu;  // poison word for fresh shared, device and stack memory
   bool serial = false;
+  // Profile counters: on in profile builds (prof_enable); one JSON object per launch.
+  bool prof_on = false;
+  std::string prof_name;                 // kernel of the next launch (prof_kernel)
+  std::vector<std::string> prof_launches;
 };
 
 //: The process-wide (per loaded library) runtime state.
@@ -164,6 +201,13 @@ void dev_set_open(bool open);
 std::string dev_check_slack();
 int dev_range(const void* p, size_t n);  // 0 host memory, 1 inside one allocation, -1 straddles
 void flush_host_fault();
+// sc_prof.cpp
+void prof_block_start(Worker* w, size_t nthreads);
+void prof_flush(Worker* w);
+void prof_block_end(Worker* w);
+void prof_launch_start();
+void prof_launch_end(int nworkers);
+const char* prof_json();
 // sc_race.cpp
 void race_reset_launch();
 uint32_t pattern_for(int schedule, unsigned long long seed);

@@ -177,6 +177,7 @@ int launch_impl(dim3 grid, dim3 block, size_t smem, ThreadFn fn, void* ctx, bool
   install_fault_handler();
   ++g.launch_id;
   race_reset_launch();
+  prof_launch_start();
   dev_set_open(true);
 
   std::mutex mu;
@@ -205,6 +206,7 @@ int launch_impl(dim3 grid, dim3 block, size_t smem, ThreadFn fn, void* ctx, bool
     }
   }
   for (auto& t : threads) t.join();
+  prof_launch_end(nw);
   std::string overrun = dev_check_slack();
   dev_set_open(false);
   if (!overrun.empty()) record(kCrash, overrun + " (during a launch of grid " + fmt3(grid) + ")");

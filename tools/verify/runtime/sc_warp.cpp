@@ -24,6 +24,7 @@ std::string hex(unsigned v) {
 void complete_group(Worker* w, Warp& wp, WarpGroup& g, unsigned warp_index) {
   unsigned need = g.need;
   ++wp.epoch;
+  ++(g.kind == kSyncWarp ? w->prof.warp_syncs : w->prof.warp_collectives);  // profile counters
   unsigned long long res[32];
   if (g.kind <= kShflXor) {
     unsigned c = ((32u - (unsigned)g.width) << 8) | (g.kind == kShflUp ? 0u : 0x1fu);
