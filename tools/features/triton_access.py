@@ -102,7 +102,7 @@ def union(*vals: Val) -> Val:
     out = Val(ndim=nd)
     for v in (_align(v, nd) for v in vals):
         for a, c in v.coefs.items():
-            out.coefs[a] = _add_coef(out.coefs.get(a), c)  # type: ignore[assignment]
+            out.coefs[a] = _add_coef(out.coefs.get(a), c)
         for a, e in v.extents.items():
             # Broadcasting: an extent of 1 takes the other operand's extent.
             if out.extents.get(a, 1) == 1:
@@ -119,7 +119,7 @@ def binop(op: ast.operator, a: Val, b: Val) -> Val:
         rb = b if isinstance(op, ast.Add) else negate(b)
         out = union(a, rb)
         if a.const is not None and b.const is not None:
-            out.const = a.const + rb.const  # type: ignore[operator]
+            out.const = a.const + rb.const
         elif not out.coefs and (a.sym or b.sym or a.const is not None or b.const is not None):
             out.sym = "sym"
         out.kind = a.kind or b.kind
@@ -296,6 +296,6 @@ def _passed_as(expr: ast.expr, bound: dict[str, ast.expr]) -> str | None:
     if idx == -1:
         return "unit"
     used = [s[1] for s in (_stride_call(e) for e in bound.values()) if s and s[0] == tensor]
-    if idx >= 0 and idx == max(used) and len(used) > 1:
+    if idx >= 0 and idx == max(used) and len(set(used)) > 1:
         return "unit"
     return "strided" if idx >= 0 and idx < max(used) else None

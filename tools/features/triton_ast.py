@@ -203,7 +203,7 @@ def _host_functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
     out: dict[str, ast.FunctionDef] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            out.setdefault(node.name, node)  # type: ignore[arg-type]
+            out.setdefault(node.name, node)
     return out
 
 

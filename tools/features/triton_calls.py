@@ -228,7 +228,7 @@ def call(w: KernelWalker, node: ast.Call) -> Val:  # noqa: C901 - the call table
         if axis is None or not 0 <= int(axis) <= v.ndim:
             return union(*args)
         idx = [ast.Slice() for _ in range(v.ndim)]
-        idx.insert(int(axis), ast.Constant(None))  # type: ignore[arg-type]
+        idx.insert(int(axis), ast.Constant(None))
         return reindex(v, ast.Tuple(elts=idx))
     if (is_tl or method) and short in ("to", "cast", *(("T",))) or short in (
             "multiple_of", "max_contiguous", "broadcast_to", "reshape", "view") and is_tl:

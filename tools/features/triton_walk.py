@@ -151,7 +151,7 @@ class KernelWalker:
             if bounds and all(b is not None for b in bounds):
                 lo, hi = (Fraction(0), bounds[0]) if len(bounds) == 1 else (bounds[0], bounds[1])
                 step = bounds[2] if len(bounds) > 2 and bounds[2] else Fraction(1)
-                trip = max(int((hi - lo) / step), 0)  # type: ignore[operator]
+                trip = max(int((hi - lo) / step), 0)
         else:
             self.eval(s.iter)
         if isinstance(s.target, ast.Name):
