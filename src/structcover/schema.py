@@ -327,6 +327,9 @@ class Verdict(BaseModel):
     speedup: float | None = None
     #: What the verdict's reader must know about how it was reached (e.g. shrunk sizes).
     notes: list[str] = Field(default_factory=list)
+    #: Emulator profile counters (``verify --profile``; tools/verify/profile.py): per launch,
+    #: per kernel, total, normalized per output element. None when not profiled.
+    profile: dict[str, Any] | None = None
 
 
 class RoundInfo(BaseModel):

@@ -141,14 +141,3 @@ def profile_program(source: str, spec: TaskSpec, sizes: dict[str, int] | None = 
     if not counters:
         raise ProfileError("profile run reported no counters")
     return build_report(counters, sites, spec, sizes, flops)
-
-
-def format_report(report: ProfileReport) -> list[list[str]]:
-    """Rows (counter, total, per output element, then one column per kernel) for a table."""
-    names = list(report.kernels)
-    rows = []
-    for k in ("launches", *SUMMED, *MAXED):
-        per = report.per_output_element.get(k)
-        rows.append([k, str(report.total.get(k, 0)), f"{per:.4g}" if per is not None else "",
-                     *[str(report.kernels[n].get(k, 0)) for n in names]])
-    return rows

@@ -88,6 +88,11 @@ def verify(
     address: str | None = typer.Option(None, "--address",
                                        help="With --executor ray: the cluster to join (auto = "
                                        "the running one); default: start a local one."),
+    profile: bool = typer.Option(False, "--profile",
+                                 help="With --backend cpu: also run the candidate's profile "
+                                 "build once (the task's sizes) and report Nsight-Compute-like "
+                                 "counters (memory requests, sectors, bank conflicts, atomics, "
+                                 "barriers, divergence; docs/EMULATOR.md, Profiles)."),
 ) -> None:
     """Run CANDIDATE and the reference on the same seeded inputs and compare their outputs.
 
@@ -105,6 +110,8 @@ def verify(
                                            ("--include", bool(include)),
                                            ("--executor", executor != "local" or address))
                   if given]
+        if profile:
+            unused.append("--profile")
         if unused:
             fail(f"{', '.join(unused)}: not used by KernelBench tasks (the problem file is the "
                  "reference; the candidate runs in the local torch child)")
@@ -127,6 +134,8 @@ def verify(
     kind = backend or settings.backend
     if kind not in BACKENDS:
         fail(f"--backend {kind}: choose one of {', '.join(BACKENDS)}")
+    if profile and kind != "cpu":
+        fail(f"--profile: needs --backend cpu (the emulator counts), not {kind}")
     try:
         spec, ref_src = load_task_and_reference(task, reference)
         runner = get_backend(kind, settings=settings)
@@ -142,6 +151,8 @@ def verify(
                                         seed=seed, settings=settings)
     except (ValueError, RuntimeError, ConnectionError) as exc:
         fail(str(exc))
+    if profile:
+        verdict = _with_profile(verdict, cand_src, spec, settings)
     _show(verdict, as_json)
     if verdict.equivalent is False or (verdict.failure and verdict.failure != "reference-failed"):
         raise typer.Exit(1)
@@ -188,10 +199,38 @@ def _on_executor(kind: str, address: str | None, cand_src: str, ref_src: str, sp
                             settings=settings, seed=seed, trials=trials)[0]  # type: ignore[arg-type]
 
 
+def _with_profile(verdict: Verdict, source: str, spec: TaskSpec, settings: object) -> Verdict:
+    """The verdict plus the candidate's profile counters (a separate run of its profile build,
+    so the verdict itself is what an unprofiled check gives); a note when that run fails."""
+    from structcover.tools.verify.profile import ProfileError, profile_program
+
+    try:
+        report = profile_program(source, spec, settings=settings)  # type: ignore[arg-type]
+    except (ProfileError, ValueError) as exc:
+        return verdict.model_copy(update={"notes": [*verdict.notes, f"profile: {exc}"]})
+    return verdict.model_copy(update={"profile": report.to_dict()})
+
+
+def _show_profile(profile: dict) -> None:
+    from structcover.tools.verify.profile import MAXED, SUMMED
+
+    kernels = list(profile.get("kernels", {}))
+    rows = []
+    for key in ("launches", *SUMMED, *MAXED):
+        per = profile.get("per_output_element", {}).get(key)
+        rows.append([key, profile["total"].get(key, 0), f"{per:.4g}" if per is not None else "",
+                     *[profile["kernels"][k].get(key, 0) for k in kernels]])
+    sizes = ", ".join(f"{k}={v}" for k, v in profile.get("sizes", {}).items())
+    print_table(f"profile ({sizes}; {profile.get('output_elements')} output elements)",
+                ["counter", "total", "per output element", *kernels], rows)
+
+
 def _show(verdict: Verdict, as_json: bool) -> None:
     if as_json:
         print_json(verdict)
         return
+    if verdict.profile:
+        _show_profile(verdict.profile)
     print_table(f"verify {verdict.program_id} ({verdict.task_id})", ["field", "value"], [
         ["backend", verdict.backend], ["compiled", verdict.compiled],
         ["equivalent", verdict.equivalent], ["failure", verdict.failure],

@@ -251,3 +251,26 @@ def test_tiled_sgemm_counts_and_results_unchanged(settings):
     assert prof.status == plain.status == "ok"
     np.testing.assert_array_equal(prof.outputs["C"], plain.outputs["C"])
     np.testing.assert_allclose(plain.outputs["C"], inputs["A"] @ inputs["B"], rtol=1e-4, atol=1e-4)
+
+
+def test_verify_cli_profile_json(tmp_path):
+    # The corpus saxpy (N = 50000 floats, y = a * x + y in place) under `verify --profile
+    # --json`: ceil(50000 / 32) = 1563 warps each load x and y and store y once; each array is
+    # 50000 * 4 / 32 = 6250 sectors, so loads 2 * 6250 = 12500 sectors, stores 6250.
+    import json
+
+    from typer.testing import CliRunner
+
+    from structcover.cli import app
+
+    root = Path(__file__).resolve().parents[3]
+    cand = root / "src" / "structcover" / "corpus" / "saxpy" / "reference.cu"
+    out = CliRunner().invoke(app, ["verify", str(cand), "--task", "saxpy", "--backend", "cpu",
+                                   "--trials", "1", "--profile", "--json"])
+    assert out.exit_code == 0, out.output
+    verdict = json.loads(out.output[out.output.index("{"):])
+    total = verdict["profile"]["total"]
+    assert verdict["equivalent"] is True
+    assert (total["global_load_requests"], total["global_load_sectors"]) == (2 * 1563, 12500)
+    assert (total["global_store_requests"], total["global_store_sectors"]) == (1563, 6250)
+    assert verdict["profile"]["output_elements"] == 50000
