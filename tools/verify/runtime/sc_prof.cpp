@@ -39,14 +39,56 @@ unsigned long long distinct(std::vector<unsigned long long>& v) {
   return (unsigned long long)(std::unique(v.begin(), v.end()) - v.begin());
 }
 
+// Distinct values of a[0..m): when they come sorted (lanes walking up through memory, the
+// common case) one pass; otherwise a sort of at most a few dozen values.
+unsigned long long distinct_small(unsigned long long* a, size_t m) {
+  bool sorted = true;
+  for (size_t i = 1; i < m && sorted; ++i) sorted = a[i] >= a[i - 1];
+  if (!sorted) std::sort(a, a + m);
+  unsigned long long d = m ? 1 : 0;
+  for (size_t i = 1; i < m; ++i) d += a[i] != a[i - 1];
+  return d;
+}
+
 // Distinct 32-byte sectors the lanes' byte ranges touch.
 unsigned long long sectors(const std::vector<Lane>& lanes) {
-  std::vector<unsigned long long> s;
+  unsigned long long buf[64];
+  size_t m = 0;
+  bool small = true;
+  for (const Lane& l : lanes) small = small && l.e->size <= 32;
+  if (small && lanes.size() <= 32) {
+    for (const Lane& l : lanes) {
+      uintptr_t a = l.e->addr, n = l.e->size ? l.e->size : 1;
+      buf[m++] = a >> 5;
+      if (((a + n - 1) >> 5) != (a >> 5)) buf[m++] = (a + n - 1) >> 5;
+    }
+    return distinct_small(buf, m);
+  }
+  std::vector<unsigned long long> v;
   for (const Lane& l : lanes) {
     uintptr_t a = l.e->addr, n = l.e->size ? l.e->size : 1;
-    for (uintptr_t x = a >> 5; x <= (a + n - 1) >> 5; ++x) s.push_back(x);
+    for (uintptr_t x = a >> 5; x <= (a + n - 1) >> 5; ++x) v.push_back(x);
   }
-  return distinct(s);
+  return distinct(v);
+}
+
+// Most distinct words one bank must deliver, for the words w[0..m) of one phase.
+unsigned long long bank_ways(unsigned long long* w, size_t m) {
+  unsigned long long first[32];
+  bool seen[32] = {};
+  bool conflict = false;
+  for (size_t i = 0; i < m && !conflict; ++i) {
+    unsigned b = (unsigned)(w[i] & 31);
+    if (!seen[b]) { seen[b] = true; first[b] = w[i]; }
+    else if (first[b] != w[i]) conflict = true;
+  }
+  if (!conflict) return 1;  // one word per bank (or the same word: a broadcast)
+  std::sort(w, w + m);
+  size_t u = (size_t)(std::unique(w, w + m) - w);
+  unsigned count[32] = {};
+  unsigned long long ways = 1;
+  for (size_t i = 0; i < u; ++i) ways = std::max<unsigned long long>(ways, ++count[w[i] & 31]);
+  return ways;
 }
 
 // Shared-memory wavefronts: a request is split into phases of 128 bytes' worth of lanes (32
@@ -55,32 +97,29 @@ unsigned long long sectors(const std::vector<Lane>& lanes) {
 void wavefronts(const std::vector<Lane>& lanes, unsigned long long& wave, unsigned long long& ideal) {
   unsigned size = std::max<unsigned>(4, lanes.empty() ? 4 : lanes[0].e->size);
   unsigned per_phase = std::max<unsigned>(1, 128 / std::min<unsigned>(size, 128));
-  std::vector<unsigned long long> words[32];
   unsigned phases = (32 + per_phase - 1) / per_phase;
+  static thread_local std::vector<unsigned long long> words;  // reused: no allocation per request
   for (unsigned phase = 0; phase < phases; ++phase) {
-    for (auto& b : words) b.clear();
-    bool any = false;
+    words.clear();
     for (const Lane& l : lanes) {
       if (l.lane / per_phase != phase) continue;
-      any = true;
       uintptr_t a = l.e->addr, n = l.e->size ? l.e->size : 1;
-      for (uintptr_t x = a >> 2; x <= (a + n - 1) >> 2; ++x) words[x & 31].push_back(x);
+      for (uintptr_t x = a >> 2; x <= (a + n - 1) >> 2; ++x) words.push_back(x);
     }
-    if (!any) continue;
-    unsigned long long ways = 1;
-    for (auto& b : words) if (!b.empty()) ways = std::max(ways, distinct(b));
-    wave += ways;
+    if (words.empty()) continue;
+    wave += bank_ways(words.data(), words.size());
     ideal += 1;
   }
 }
 
 // Most lanes of one request on one address.
 unsigned long long contention(const std::vector<Lane>& lanes) {
-  std::vector<unsigned long long> a;
-  for (const Lane& l : lanes) a.push_back(l.e->addr);
-  std::sort(a.begin(), a.end());
+  unsigned long long a[32];
+  size_t m = std::min<size_t>(32, lanes.size());
+  for (size_t i = 0; i < m; ++i) a[i] = lanes[i].e->addr;
+  std::sort(a, a + m);
   unsigned long long best = 0, run = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
+  for (size_t i = 0; i < m; ++i) {
     run = (i && a[i] == a[i - 1]) ? run + 1 : 1;
     best = std::max(best, run);
   }
@@ -154,7 +193,11 @@ void account(Worker* w, int site, int kind, int space, const std::vector<Lane>& 
 void request(Worker* w, int site, int kind, std::vector<Lane>& lanes) {
   if (lanes.empty()) return;
   if (kind == kProfBranch) { account(w, site, kind, 0, lanes); return; }
-  std::vector<Lane> part;
+  int first = space_of(w, lanes[0].e->addr);
+  bool mixed = false;
+  for (const Lane& l : lanes) mixed = mixed || space_of(w, l.e->addr) != first;
+  if (!mixed) { account(w, site, kind, first, lanes); return; }
+  static thread_local std::vector<Lane> part;
   for (int space : {kGlobal, kShared, kLocal}) {
     part.clear();
     for (const Lane& l : lanes) if (space_of(w, l.e->addr) == space) part.push_back(l);
@@ -179,7 +222,7 @@ void flush_warp(Worker* w, size_t base, size_t n) {
     for (size_t i = 0; i < len; ++i)
       if (lg[i].site != ref[i].site || lg[i].kind != ref[i].kind) { same = false; break; }
   }
-  std::vector<Lane> lanes;
+  static thread_local std::vector<Lane> lanes;
   if (same) {
     for (size_t i = 0; i < len; ++i) {
       lanes.clear();
