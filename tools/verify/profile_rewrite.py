@@ -116,13 +116,13 @@ class _Pass:
             if ptype == "field_expression" and _op(parent, self.src) == "->":
                 return "load"  # `a[i]->x`: the pointer itself is loaded
             return None  # part of a larger access (`s[i][j]`, `a[i].x`)
-        if ptype == "call_expression" and parent.child_by_field_name("function") is not None \
-                and parent.child_by_field_name("function").id == child.id:
+        fn = parent.child_by_field_name("function")
+        if ptype == "call_expression" and fn is not None and fn.id == child.id:
             return None
         if ptype == "pointer_expression" and _op(parent, self.src) == "&":
             return None
-        if ptype == "assignment_expression" and parent.child_by_field_name("left") is not None \
-                and parent.child_by_field_name("left").id == child.id:
+        left = parent.child_by_field_name("left")
+        if ptype == "assignment_expression" and left is not None and left.id == child.id:
             return "rmw" if _COMPOUND.match(_op(parent, self.src)) else "store"
         if ptype == "update_expression":
             return "rmw"
