@@ -174,6 +174,30 @@ class ScalarArg(BaseModel):
     value: str | int | float
 
 
+class Accumulation(BaseModel):
+    """An output that is a long sum of an input: its fp error grows with the sum's length.
+
+    The verifier then allows, per output element ``i``, ``c * u * g(n_i) * A_i`` on top of
+    ``atol + rtol * |r_i|``: ``u`` the output dtype's unit roundoff, ``n_i`` the terms summed
+    into element ``i`` (``i + 1`` along the last axis for a scan, the terms per output for a
+    reduction), ``A_i`` the sum of their magnitudes, ``g(n) = sqrt(n)`` for ``order: serial``
+    (any order, the probabilistic bound of recursive summation) or ``log2(n) + 1`` for
+    ``order: tree``. See docs/EMULATOR.md, "Tolerances that grow with accumulation depth".
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["scan", "reduction"]
+    #: The input tensor whose elements are summed.
+    over: str
+    #: Outputs the rule applies to (empty: every floating-point output).
+    outputs: list[str] = Field(default_factory=list)
+    #: The least accurate summation order an honest program may use.
+    order: Literal["serial", "tree"] = "serial"
+    #: The safety factor ``c`` of the bound.
+    c: float = Field(default=4.0, gt=0, le=64)
+
+
 class TaskSpec(BaseModel):
     """How to execute every program of one task the same way on every backend.
 
@@ -209,6 +233,9 @@ class TaskSpec(BaseModel):
     large_scale: float = 1000.0
     atol: float | None = None
     rtol: float | None = None
+    #: Outputs that are long sums of an input, with error allowed to grow with the sum's
+    #: length (tools/verify/accumulation.py); None: the flat atol/rtol only.
+    accumulation: Accumulation | None = None
     reference: str | None = Field(default=None, description="path or corpus name of the reference")
     #: ``launch``: a program exposing the ``extern "C"`` launcher above. ``kernelbench``: a Python
     #: file defining ``ModelNew``, checked against the ``Model`` of the problem file ``problem``
@@ -246,6 +273,16 @@ class TaskSpec(BaseModel):
         if self.large_scale <= 0:
             raise ValueError(f"task {self.task_id}: large_scale must be > 0, "
                              f"got {self.large_scale}")
+        if self.accumulation is not None:
+            roles = {a.name: a.role for a in self.tensors}
+            acc = self.accumulation
+            if roles.get(acc.over) != "input":
+                raise ValueError(f"task {self.task_id}: accumulation.over {acc.over!r} is not an "
+                                 f"input tensor (inputs: {sorted(n for n, r in roles.items() if r == 'input')})")
+            for out in acc.outputs:
+                if roles.get(out) in (None, "input"):
+                    raise ValueError(f"task {self.task_id}: accumulation.outputs names {out!r}, "
+                                     "which is not an output tensor")
         return self
 
     @property
@@ -327,6 +364,16 @@ class Verdict(BaseModel):
     speedup: float | None = None
     #: What the verdict's reader must know about how it was reached (e.g. shrunk sizes).
     notes: list[str] = Field(default_factory=list)
+    #: Every planned trial, in order: ``{"seed", "sizes", "profile"}`` (``seed`` above replays
+    #: the whole plan; this is what it expands to).
+    trial_plan: list[dict[str, Any]] = Field(default_factory=list)
+    #: Index in ``trial_plan`` of the trial that decided a failure (None: none failed).
+    failed_trial: int | None = None
+    #: The emulator's fiber schedules each run went through (``forward``, ``reverse``,
+    #: ``random:SEED``), as the backend ran them; empty where the backend has none.
+    schedules: list[str] = Field(default_factory=list)
+    #: The tolerance rule applied to accumulated outputs (empty: flat atol/rtol).
+    tolerance_rule: str = ""
     #: Emulator profile counters (``verify --profile``; tools/verify/profile.py): per launch,
     #: per kernel, total, normalized per output element. None when not profiled.
     profile: dict[str, Any] | None = None

@@ -8,7 +8,8 @@ Rules, in order:
    reference has the same infinity. An element still holding the *poison* pattern (never
    written) where the reference wrote a value is reported as unwritten.
 4. **Tolerance**: ``|c - r| <= atol + rtol * |r|`` elementwise (numpy ``isclose``), with
-   ``(atol, rtol) = spec.tolerance(dtype)``.
+   ``(atol, rtol) = spec.tolerance(dtype)``, plus a per-element ``allowance`` for outputs that
+   are long sums (``tools/verify/accumulation.py``: it grows with the accumulation depth).
 5. **Magnitude guard**: let ``s = max |r|`` over the reference's finite values. When
    ``s < GUARD_FACTOR * atol`` the absolute tolerance is as large as the signal itself, so rule 4
    would pass a candidate that writes zeros (or any values of the same tiny size). In that
@@ -61,7 +62,7 @@ def _fmt(idx: list[int] | None) -> str:
 
 
 def compare_output(name: str, candidate: np.ndarray, reference: np.ndarray, dtype: str,
-                   atol: float, rtol: float) -> Comparison:
+                   atol: float, rtol: float, allowance: np.ndarray | None = None) -> Comparison:
     """Compare one output buffer under the rules of this module.
 
     Args:
@@ -71,6 +72,8 @@ def compare_output(name: str, candidate: np.ndarray, reference: np.ndarray, dtyp
         dtype: The task dtype of the buffer (``bfloat16`` buffers hold uint16 bits).
         atol: Absolute tolerance.
         rtol: Relative tolerance.
+        allowance: Extra absolute tolerance per element (broadcast to the output), for
+            accumulated outputs; None: none.
 
     Returns:
         The comparison, with errors measured over finite elements and the first mismatch.
@@ -108,11 +111,12 @@ def compare_output(name: str, candidate: np.ndarray, reference: np.ndarray, dtyp
     rel = np.where(meaningful, diff / np.maximum(np.abs(r), np.finfo(np.float64).tiny), 0.0)
     max_abs = float(diff.max())
     max_rel = float(rel.max())
-    plain_ok = finite & (diff <= atol + rtol * np.abs(r))
+    extra = 0.0 if allowance is None else np.broadcast_to(allowance, r.shape)
+    plain_ok = finite & (diff <= atol + rtol * np.abs(r) + extra)
     guarded = scale < GUARD_FACTOR * atol
     notes = []
     if guarded:
-        ok_elem = finite & (diff <= atol * scale + rtol * np.abs(r))
+        ok_elem = finite & (diff <= atol * scale + rtol * np.abs(r) + extra)
         notes.append(f"{name}: magnitude guard on (reference's largest magnitude below "
                      f"{GUARD_FACTOR:g}*atol)" + ("; reference is all zeros: weak test"
                                                  if scale == 0 else ""))
@@ -138,8 +142,9 @@ def compare_output(name: str, candidate: np.ndarray, reference: np.ndarray, dtyp
                   f"the reference's largest magnitude is below the tolerance; {count}")
     else:
         kind = "mismatch"
+        grown = "" if allowance is None else f", accumulation allowance {float(np.broadcast_to(extra, r.shape)[t]):.3g}"
         detail = (f"{name}{_fmt(idx)}: |diff| {diff[t]:.3g}, relative {rel[t]:.3g} (atol "
-                  f"{atol:g}, rtol {rtol:g}); {count}")
+                  f"{atol:g}, rtol {rtol:g}{grown}); {count}")
     return Comparison(False, kind, max_abs, max_rel, idx, detail, notes)
 
 

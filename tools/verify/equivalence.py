@@ -8,7 +8,10 @@ runs both programs through the task's launcher on ``trials`` input sets planned 
 seed+1, …``) and returns a ``Verdict`` whose ``seed`` replays the plan. Per trial: the
 candidate's status first (compile error, crash, race, deadlock, timeout, unsupported, rejected
 become ``Verdict.failure``), then inputs must be unchanged after the call, then every output is
-compared by ``compare.compare_output``. The first failing trial decides.
+compared by ``compare.compare_output`` (outputs the task declares as long sums get an
+allowance that grows with accumulation depth, ``tools/verify/accumulation.py``). The first failing
+trial decides. The verdict records the trial plan, the failing trial, the backend's fiber
+schedules and the tolerance rule, so ``--seed`` replays it exactly (docs/EMULATOR.md).
 
 The seed is fresh per process unless given (settings or ``--seed``): no program can know the
 inputs in advance, and every candidate of a task in one process shares the reference runs.
@@ -32,6 +35,7 @@ import numpy as np
 from structcover.config import VerifySettings
 from structcover.schema import TaskSpec, Verdict, content_hash
 from structcover.tools.data.atomic import atomic_write
+from structcover.tools.verify import accumulation
 from structcover.tools.verify.backend import ExecutionBackend, RunResult
 from structcover.tools.verify.compare import compare_output
 from structcover.tools.verify.inputs import make_inputs
@@ -337,13 +341,25 @@ def check_equivalence(candidate_src: str, reference_src: str, spec: TaskSpec, *,
     refs = _reference_runs(reference_src, spec, plan, all_inputs, backend, cache,
                            settings.timeout_s)
 
-    def conclude(**kw: object) -> Verdict:
-        return _verdict(candidate_src, spec, backend.name, hacking_flags=flags, seed=seed, **kw)
+    # Everything a replay needs: the plan the seed expands to and the backend's schedules.
+    replay = {"trial_plan": [{"seed": t.seed, "sizes": dict(t.sizes), "profile": t.profile}
+                             for t in plan],
+              "schedules": [str(x) for x in getattr(backend, "schedules", ()) or ()],
+              "tolerance_rule": accumulation.rule_text(spec.accumulation)
+              if spec.accumulation is not None else ""}
 
-    for trial, ref in zip(plan, refs, strict=True):
+    def conclude(**kw: object) -> Verdict:
+        return _verdict(candidate_src, spec, backend.name, hacking_flags=flags, seed=seed,
+                        **replay, **kw)
+
+    def at(index: int, trial: Trial) -> str:
+        # A trial's own seed is not what --seed takes: name the verification's seed to replay.
+        return f"trial {index + 1} of {trials} ({trial.describe()}; replay with --seed {seed})"
+
+    for index, (trial, ref) in enumerate(zip(plan, refs, strict=True)):
         if ref.status != "ok":
-            return conclude(equivalent=None, failure="reference-failed",
-                           detail=f"reference {ref.status} on {trial.describe()}: "
+            return conclude(equivalent=None, failure="reference-failed", failed_trial=index,
+                           detail=f"reference {ref.status} on {at(index, trial)}: "
                                   f"{_run_detail(ref.status, ref.detail)}")
     cands = _run_all(backend, candidate_src, spec, plan, all_inputs, settings.timeout_s)
     if len(cands) < trials and all(c.status == "ok" for c in cands):
@@ -352,16 +368,18 @@ def check_equivalence(candidate_src: str, reference_src: str, spec: TaskSpec, *,
     max_abs = max_rel = 0.0
     notes: list[str] = []
     first_timing, first_energy = None, None
-    for trial, inputs, ref, cand in zip(plan, all_inputs, refs, cands, strict=False):
-        where = trial.describe()
+    for index, (trial, inputs, ref, cand) in enumerate(zip(plan, all_inputs, refs, cands,
+                                                           strict=False)):
+        where = at(index, trial)
         if cand.status != "ok":
             compiled = {"compile-error": False, "rejected": None}.get(cand.status, True)
             if cand.status == "compile-error":
                 log = program_diagnostics(cand.detail, spec)
                 return conclude(equivalent=False, compiled=False, failure=cand.status,
-                               compile_log=log, detail=f"{where}: compile-error: {log}")
+                               compile_log=log, failed_trial=index,
+                               detail=f"{where}: compile-error: {log}")
             return conclude(equivalent=False, compiled=compiled, failure=cand.status,
-                           detail=f"{where}: {cand.status}: "
+                           failed_trial=index, detail=f"{where}: {cand.status}: "
                                   f"{_run_detail(cand.status, cand.detail)}".strip())
         if first_timing is None:
             first_timing, first_energy = cand.timing, cand.energy_j
@@ -371,21 +389,25 @@ def check_equivalence(candidate_src: str, reference_src: str, spec: TaskSpec, *,
         changed = _modified_inputs(spec, inputs, cand.inputs_after)
         if changed:
             return conclude(equivalent=False, compiled=True, failure="modified-inputs",
-                           detail=f"{where}: input {changed!r} changed by the call")
+                           failed_trial=index, detail=f"{where}: input {changed!r} changed by the call")
         for arg in spec.tensors:
             if arg.role == "input":
                 continue
             atol, rtol = spec.tolerance(arg.dtype)
             if arg.name not in cand.outputs:
                 return conclude(equivalent=False, compiled=True, failure="missing-output",
-                               detail=f"{where}: no output {arg.name!r}")
+                               failed_trial=index, detail=f"{where}: no output {arg.name!r}")
+            rule = accumulation.applies(spec, arg.name, arg.dtype)
+            grown = None if rule is None else accumulation.allowance(
+                rule, inputs[rule.over], spec.shape_of(arg.name, trial.sizes), arg.dtype)
             cmp = compare_output(arg.name, np.asarray(cand.outputs[arg.name]),
-                                 np.asarray(ref.outputs[arg.name]), arg.dtype, atol, rtol)
+                                 np.asarray(ref.outputs[arg.name]), arg.dtype, atol, rtol,
+                                 allowance=grown)
             max_abs, max_rel = max(max_abs, cmp.max_abs_error), max(max_rel, cmp.max_rel_error)
             notes += [n for n in cmp.notes if n not in notes]
             if not cmp.ok:
                 return conclude(equivalent=False, compiled=True, failure=cmp.failure,
-                               max_abs_error=max_abs, max_rel_error=max_rel,
+                               failed_trial=index, max_abs_error=max_abs, max_rel_error=max_rel,
                                first_mismatch=cmp.first_mismatch, detail=f"{where}: {cmp.detail}")
     tried = sorted({json.dumps(t.sizes, sort_keys=True) for t in plan})
     return conclude(equivalent=True, compiled=True, max_abs_error=max_abs, max_rel_error=max_rel,

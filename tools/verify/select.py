@@ -26,6 +26,17 @@ class CpuBackend:
     def __init__(self, settings: VerifySettings | None = None) -> None:
         self.settings = settings or VerifySettings()
 
+    @property
+    def schedules(self) -> tuple[str, ...]:
+        """The fiber schedules every run goes through (recorded in verdicts, for replays).
+
+        Fixed, the random one's seed included (``random:1``): the same program and inputs
+        give the same outputs on every run and every machine.
+        """
+        from structcover.tools.verify.cpu_backend import DEFAULT_SCHEDULES
+
+        return DEFAULT_SCHEDULES
+
     def available(self) -> tuple[bool, str]:
         """Whether the emulator module imports and says it can run here."""
         try:
@@ -69,7 +80,7 @@ class CpuBackend:
         from structcover.tools.verify.jailed_cpu import run_many
 
         return run_many(source, spec, inputs_batch, settings=self.settings, sizes=sizes,
-                        timeout_s=timeout)
+                        timeout_s=timeout, schedules=self.schedules)
 
 
 class CompileOnlyBackend:
