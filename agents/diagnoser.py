@@ -2,8 +2,11 @@
 and returns the gaps worth targeting, prioritized, each with its reasons.
 
 The policy seam: :class:`DiagnosisPolicy` orders the gaps. The offline policy keeps the
-coverage tool's priority (zero bins, low bins, collapsed features, high-SRMis bins) and
-breaks ties by task and bin label so that a seed gives one order; an LLM policy may reorder
+coverage tool's priority (zero bins, low bins, collapsed features, high-SRMis bins) within
+each task, after the bins another task of the round reaches, and takes the tasks in turn
+(each task's best gap, then each task's second...), so a
+small budget raises every task's SCov instead of spending itself on the first task's bins;
+ties break by task and bin label so that a seed gives one order; an LLM policy may reorder
 (a later issue) but never invents a gap the tools did not report.
 """
 
@@ -24,11 +27,34 @@ class DiagnosisPolicy(Protocol):
 
 
 class OfflineDiagnosisPolicy:
-    """Highest priority first; ties by (task, bin) for a stable order."""
+    """Tasks in turn; within a task, demonstrated bins first, then by priority; ties by
+    (task, bin) for a stable order."""
 
     def order(self, gaps: list[GapState]) -> list[GapState]:
-        """Sort by (-priority, task, bin)."""
-        return sorted(gaps, key=lambda g: (-g["priority"], g["task"], g["bin"]))
+        """Sort by (rank within the task, not demonstrated, -priority, task, bin).
+
+        SCov is reported per task and as the mean over tasks: the k-th best gap of every task
+        comes before any task's (k+1)-th, so the mean rises fastest under a budget. Within a
+        task, a bin another task of the round reaches (*demonstrated*: the structure exists
+        for this data, often in another language or from another parent) comes before one no
+        task reaches, whatever the pooled priority says: it is the likelier to be filled.
+        """
+        tasks = {g["task"] for g in gaps}
+        missing: dict[str, int] = {}
+        for g in gaps:
+            missing[g["bin"]] = missing.get(g["bin"], 0) + 1
+
+        def within(g: GapState) -> tuple[bool, float, str, str]:
+            demonstrated = missing[g["bin"]] < len(tasks)
+            return (not demonstrated, -g["priority"], g["task"], g["bin"])
+
+        seen: dict[str, int] = {}
+        ranked = []
+        for g in sorted(gaps, key=within):
+            rank = seen.get(g["task"], 0)
+            seen[g["task"]] = rank + 1
+            ranked.append(((rank, *within(g)), g))
+        return [g for _, g in sorted(ranked, key=lambda r: r[0])]
 
 
 @dataclass

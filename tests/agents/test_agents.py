@@ -26,11 +26,40 @@ def test_diagnoser_orders_gaps_and_skips_infeasible() -> None:
     tools, memory, _ = world()
     d = Diagnoser().diagnose(tools, [])
     assert d.f_star == ["reuse", "sync"]
-    prios = [(-g["priority"], g["task"], g["bin"]) for g in d.gaps]
-    assert prios == sorted(prios) and d.gaps[0]["bin"].endswith("sync=warp")
+    # Within a task, highest priority first; across tasks, in turn: the k-th gap of every
+    # task comes before any task's (k+1)-th (SCov is a mean over tasks).
+    # Bins another task reaches (demonstrated) come first within a task.
+    tasks = {g["task"] for g in d.gaps}
+    missing = {b: sum(g["bin"] == b for g in d.gaps) for b in {g["bin"] for g in d.gaps}}
+    for task in tasks:
+        keys = [(missing[g["bin"]] == len(tasks), -g["priority"], g["bin"])
+                for g in d.gaps if g["task"] == task]
+        assert keys == sorted(keys)
+    rank: dict[str, int] = {}
+    ranks = []
+    for g in d.gaps:
+        ranks.append(rank.get(g["task"], 0))
+        rank[g["task"]] = ranks[-1] + 1
+    assert ranks == sorted(ranks) and len(rank) >= 2
+    assert d.gaps[0]["bin"].endswith("sync=warp")
     contradiction = [g for g in d.gaps if g["bin"] == "reuse=reg|sync=warp"]
     assert all(g["status"] == "infeasible" for g in contradiction)
     assert all(g["status"] != "infeasible" for g in Diagnoser().remaining(d.gaps))
+
+
+def test_diagnoser_puts_a_bin_another_task_reaches_first() -> None:
+    from structcover.agents.diagnoser import OfflineDiagnosisPolicy
+
+    def gap(task: str, bin: str, priority: float) -> dict:
+        return {"task": task, "bin": bin, "priority": priority}
+
+    # Task b reaches bin "x" (it is not among b's gaps); task a lacks it, and lacks "y", which
+    # no task reaches and the pooled diagnosis ranks higher.
+    gaps = [gap("a", "x", 1.0), gap("a", "y", 2.0), gap("b", "y", 2.0), gap("b", "z", 1.5),
+            gap("a", "z", 1.5)]
+    order = [(g["task"], g["bin"]) for g in OfflineDiagnosisPolicy().order(gaps)]  # type: ignore[arg-type]
+    assert order[:2] == [("a", "x"), ("b", "y")]  # first gap of each task, in turn
+    assert order[2:] == [("a", "y"), ("b", "z"), ("a", "z")]
 
 
 def test_diagnoser_reads_memory_proofs_and_history() -> None:

@@ -87,7 +87,8 @@ def test_synthesize_verify_record_of_one_target() -> None:
 
 
 def test_update_applies_each_result_once() -> None:
-    rt, memory, _ = _rt(budget=40)
+    # Enough targets in one step that every task's gaps are planned (tasks take turns).
+    rt, memory, _ = _rt(budget=40, targets_per_step=16)
     s = _diagnosed(rt)
     s.update(g.choose_targets(s, rt))
     target = next(t for t in s["planned"] if t["bin"] == "reuse=smem|sync=none")

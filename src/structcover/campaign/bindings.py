@@ -193,6 +193,11 @@ def bind_verifier(coverage: Any, archive: Any, backend: str, settings: Any,
                   executor: Any = None) -> VerifierBinding:
     """The verification port on the chosen backend, with the corpus task specs (checks run
     through ``executor`` when one is given)."""
+    # Imported here, in the caller's thread: the campaign's fan-out verifies in threads, and
+    # two threads importing the pipeline's package tree at once can see a module half
+    # initialised (``cannot import name 'CompileResult'``), which lost a verification.
+    import structcover.tools.kernelbench.verify  # noqa: F401
+    import structcover.tools.verify.pipeline  # noqa: F401
     from structcover.tools.data.corpus import load_corpus
     from structcover.tools.verify.select import get_backend
 

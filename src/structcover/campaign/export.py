@@ -51,6 +51,7 @@ def exporter(prep: Prepared, options: CampaignOptions) -> Callable[[CampaignStat
         from structcover.tools.curation.contrast import contrast_pairs, export_pairs
         from structcover.tools.curation.sampling import export_curation
         from structcover.tools.data.atomic import write_text
+        from structcover.tools.mutations._triton import is_triton_program
         from structcover.tools.mutations.embedded import is_kernelbench_candidate
         from structcover.tools.report.campaign_panel import panel_from_state
         from structcover.tools.report.html_report import write_report
@@ -66,8 +67,9 @@ def exporter(prep: Prepared, options: CampaignOptions) -> Callable[[CampaignStat
         files = {f"curated_{k}": v for k, v in curated.files.items()}
         records = []
         for p in sorted(state.get("added", []), key=lambda p: (p["task"], p["bin"])):
-            # A KernelBench mutant is a whole Python candidate, not CUDA text.
-            suffix = ".py" if is_kernelbench_candidate(p["source"]) else ".cu"
+            # A KernelBench mutant (load_inline CUDA or Triton) is a whole Python candidate.
+            python = is_kernelbench_candidate(p["source"]) or is_triton_program(p["source"])
+            suffix = ".py" if python else ".cu"
             path = write_text(p["source"],
                               out / "programs" / p["task"] / f"{p['program_id']}{suffix}")
             records.append({k: p[k] for k in ("program_id", "task", "bin", "parent_id",
