@@ -98,7 +98,7 @@ def _launch_edits(src: TritonSource, launch: Launch, param: str
         lit = assigns[0].value
         assert isinstance(lit, ast.Constant)
         tied = arg.id in {n.id for n in ast.walk(grid) if isinstance(n, ast.Name)}
-        nodes, where = [lit], f"{arg.id} = {lit.value}"
+        nodes, where = [lit], f"{arg.id} = {int_value(lit)}"
     else:
         value = int_value(arg)
         if value is None:
@@ -116,7 +116,7 @@ def _launch_edits(src: TritonSource, launch: Launch, param: str
         nodes, where = [arg, *in_grid], f"{param}={value}"
     if not (tied or _loop_tiled(func, param)):
         return "neither the grid nor a loop of the kernel is tiled by it (it covers a whole extent)"
-    return int(nodes[0].value), nodes, where  # type: ignore[list-item]
+    return int(nodes[0].value), nodes, where
 
 
 def _add_scaled(b: Builder, src: TritonSource, nodes: list[ast.Constant], value: int,
@@ -150,7 +150,8 @@ def _config_edits(src: TritonSource, func: ast.FunctionDef, param: str
             if isinstance(key, ast.Constant) and key.value == param:
                 if int_value(value) is None or not _pow2(int_value(value) or 0):
                     return None
-                nodes.append(value)  # type: ignore[arg-type]
+                assert isinstance(value, ast.Constant)
+                nodes.append(value)
     return nodes or None
 
 

@@ -198,7 +198,8 @@ def _kernel_variants(src: TritonSource, b: Builder, kname: str, func: ast.Functi
     blocked = _blockers(func, taint, guard_stmt)
     if blocked:
         return blocked
-    accesses = [(n, is_call(n, "store")) for n in ast.walk(func) if is_call(n, "load", "store")]
+    accesses = [(n, is_call(n, "store")) for n in ast.walk(func)
+                if isinstance(n, ast.Call) and is_call(n, "load", "store")]
     for call, store in accesses:
         pointer = call.args[0] if call.args else next(
             (kw.value for kw in call.keywords if kw.arg == "pointer"), None)
