@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from structcover.tools.features.triton_ast import dotted as dotted_name
 from structcover.tools.mutations._tree import splice
 from structcover.tools.mutations.base import Builder
 
@@ -36,14 +37,7 @@ def _dotted(node: ast.AST) -> str:
     """``a.b.c`` for a Name/Attribute chain (a call's function for decorators), else ''."""
     if isinstance(node, ast.Call):
         node = node.func
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return ""
+    return dotted_name(node) or ""
 
 
 def _triton_aliases(tree: ast.Module) -> tuple[set[str], set[str]]:
