@@ -338,10 +338,3 @@ def find_triton_kernels(text: str) -> list[TritonKernel]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     return sorted(module.kernels.values(), key=lambda k: k.node.lineno)
-
-
-def triton_features(text: str) -> dict[str, Any]:
-    """The registered features a Triton program has (see triton_features.py)."""
-    from structcover.tools.features.triton_features import triton_feature_values
-
-    return triton_feature_values(text)

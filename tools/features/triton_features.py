@@ -274,3 +274,12 @@ def _host(module: TritonModule) -> dict[str, Any]:
         "lib.delegates_heavy_op": scan.heavy > 0,
         "fusion.launches_per_forward": launches + scan.heavy,
     }
+
+
+def triton_features(text: str) -> dict[str, Any]:
+    """The registered features a Triton program has (:func:`triton_feature_values`).
+
+    Raises:
+        SyntaxError: ``text`` is not Python (``extract_values`` catches it and never raises).
+    """
+    return triton_feature_values(text)

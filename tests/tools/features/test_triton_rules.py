@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from structcover.tools.features.extract import extract_values
-from structcover.tools.features.triton_ast import find_triton_kernels, triton_features
+from structcover.tools.features.triton_ast import find_triton_kernels
+from structcover.tools.features.triton_features import triton_features
 
 HEAD = "import torch\nimport triton\nimport triton.language as tl\n\n"
 
