@@ -50,7 +50,11 @@ def test_demo_simulates_discovers_diagnoses_and_writes_outputs(tmp_path: Path) -
     # to land in its target bin.
     c = summary["campaign"]
     assert c["round"] == 2 and 0 < c["candidates"] <= 6
-    assert {t["task"] for t in c["coverage"]} == {"softmax", "vector_add"}
+    # The quick demo fills the gaps of its cheap-to-emulate tasks only (softmax here; the
+    # vector_add rollouts stay in the data and in discovery), and says so.
+    assert {t["task"] for t in c["coverage"]} == {"softmax"}
+    assert {a["task"] for a in c["added"]} == {"softmax"}
+    assert any("--full" in n and "1 of 2 tasks" in n for n in summary["notes"])
     assert all(t["after"] >= t["before"] for t in c["coverage"])
     assert c["added"], "the campaign verified no new program"
     assert c["scov_after"] > c["scov_before"]

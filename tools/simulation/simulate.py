@@ -108,6 +108,27 @@ def _variants(source: str) -> list[tuple[str, str]]:
     return _VARIANTS[key]
 
 
+#: Programs mutated at once by :func:`_prefetch_variants` (each waits on sandboxed compiles).
+PREFETCH_THREADS = 2
+
+
+def _prefetch_variants(sources: list[str]) -> None:
+    """Make every program's launch-config variants ahead of the draws, a few at a time.
+
+    The draws below ask for nearly every program's variants (a quarter or more of ~200
+    rollouts per task are mutated), and each variant is compile-checked in a sandboxed child,
+    so doing them in parallel keeps the cores busy instead of waiting on one compile at a
+    time. Results are the same: :func:`_variants` is a pure function of the program.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    todo = list({content_hash(s): s for s in sources if content_hash(s) not in _VARIANTS}
+                .values())
+    if len(todo) > 1:
+        with ThreadPoolExecutor(max_workers=PREFETCH_THREADS) as pool:
+            list(pool.map(_variants, todo))
+
+
 def simulate(settings: SimulationSettings = SimulationSettings(), *,
              families: list[TaskFamily] | None = None, measured: dict[str, float] | None = None,
              gpu: GpuSpec = GpuSpec()) -> pd.DataFrame:  # noqa: B008 - frozen dataclass
@@ -128,6 +149,8 @@ def simulate(settings: SimulationSettings = SimulationSettings(), *,
     rng = np.random.default_rng(settings.seed)
     rows = []
     all_feats = {fam.name: [_features(p.source) for p in fam.programs] for fam in families}
+    if settings.mutate_p > 0:
+        _prefetch_variants([p.source for fam in families for p in fam.programs])
     mode = _corpus_mode(settings.collapse_feature, all_feats)
     for fam in families:
         progs = fam.programs

@@ -91,14 +91,16 @@ def prepare(data: Path, state_dir: Path, options: CampaignOptions) -> Prepared:
     n = int(d.round or 0)
     rows = run.table.reset_index(drop=True)
     proofs: dict[str, dict[str, str]] = {"*": {p.bin: p.reason for p in d.infeasible}}
-    rule_proofs = task_rule_proofs(rows, run.archive)
+    focus = focus_rows(rows, options.tasks)
+    rule_proofs = task_rule_proofs(focus, run.archive)
     proofs.update(rule_proofs)
     coverage = ArchiveCoverage(
-        table=rows, archive=run.archive, proofs=proofs,
+        table=focus, archive=run.archive, proofs=proofs,
         f_star=[f.name for f in d.features if f.selected], drift=_drift(state_dir, n),
         priority={g.bin: (g.priority, g.kind, list(g.reasons)) for g in d.gaps})
     store = SerialStore(lambda: MemoryStore.open(state_dir / "memory"))
-    _seed_memory(store, _parents(table, rows, run.archive, n), coverage, n)
+    _seed_memory(store, _parents(focus_rows(table, options.tasks), focus,
+                                 run.archive, n), coverage, n)
     _store_rule_proofs(store, rule_proofs, n)
     memory = StoreMemory(store, coverage)
     from structcover.campaign.bindings import bind_planner, bind_verifier
@@ -189,6 +191,21 @@ def _parents(table: pd.DataFrame, rows: pd.DataFrame, archive: Any, n: int) -> p
         return rows
     earlier = table[pd.to_numeric(table["round"], errors="coerce") < n]
     return pd.concat([rows, earlier], ignore_index=True) if len(earlier) else rows
+
+
+def focus_rows(rows: pd.DataFrame, tasks: list[str] | None) -> pd.DataFrame:
+    """The rows of ``tasks`` (all rows when None): a campaign on some tasks of a round.
+
+    Raises:
+        ValueError: A task is not in the data (the message lists the known ones).
+    """
+    if not tasks:
+        return rows
+    known = sorted(rows["task_id"].astype(str).unique())
+    unknown = sorted(set(tasks) - set(known))
+    if unknown:
+        raise ValueError(f"tasks {unknown} are not in the data; its tasks: {', '.join(known)}")
+    return rows[rows["task_id"].astype(str).isin(set(tasks))].reset_index(drop=True)
 
 
 def _drift(state_dir: Path, n: int) -> list[str]:

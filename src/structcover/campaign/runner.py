@@ -49,6 +49,10 @@ class CampaignOptions(BaseModel):
         "local", description="where candidates are verified: local (this process) or ray")
     address: str | None = Field(None, description="Ray cluster to join (auto = the running "
                                                   "one); default: start a local one")
+    tasks: list[str] | None = Field(None, description="fill gaps of these tasks only (default: "
+                                                      "every task of the round); coverage and "
+                                                      "the SCov target are over these, the "
+                                                      "exported data keeps every task")
 
 
 class Verification(BaseModel):

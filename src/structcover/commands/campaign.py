@@ -68,6 +68,9 @@ def campaign(
     problems: Path | None = typer.Option(None, "--problems",
                                          help="KernelBench problems folder: task ids of "
                                          "KernelBench rollouts name problems in it."),
+    task: list[str] = typer.Option(None, "--task",
+                                   help="Fill gaps of this task only (repeatable; default: "
+                                   "every task). Coverage and the target are over these."),
 ) -> None:
     """Diagnose, then synthesize and verify programs for the open bins until a budget or the
     coverage target stops it; export the round's outputs."""
@@ -83,7 +86,7 @@ def campaign(
                                   wall_time_s=wall_time, gpu_seconds=gpu_seconds, round=round,
                                   seed=seed, resume=resume, approve=approve, output_dir=output,
                                   llm_url=llm, llm_model=model, executor=executor,
-                                  address=address, problems=problems)
+                                  address=address, problems=problems, tasks=task or None)
     except ValueError as exc:
         fail(f"bad option: {exc}")
         return

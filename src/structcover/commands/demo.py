@@ -37,6 +37,9 @@ def demo(
                                help="Candidate budget of the campaign on the last round."),
     family: list[str] = typer.Option(None, "--family",
                                      help="Use only these corpus families (repeatable)."),
+    full: bool = typer.Option(False, "--full",
+                              help="Fill the gaps of every task (about 330 candidates; the "
+                              "default quick demo fills five tasks' gaps)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     executor: str = typer.Option("local", "--executor",
                                  help="Where the corpus checks and the campaign's mutations "
@@ -55,7 +58,8 @@ def demo(
             result = run_demo(output, progress=make, rounds=rounds, verify=not skip_verify,
                               families=family or None,
                               campaign=demo_campaign_options(
-                                  budget=budget, executor=executor, address=address))
+                                  budget=budget, executor=executor, address=address,
+                                  **({"tasks": None} if full else {})))
         except (ValueError, RuntimeError, ConnectionError) as exc:
             fail(str(exc))
             return
