@@ -40,6 +40,15 @@ __all__ = ["SandboxLimits", "SandboxOutcome", "check_host_policy", "run_program_
            "run_programs_sandboxed", "sandbox_call"]
 
 _SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
+#: The only variables of the caller's environment the child sees: what Python, the CUDA
+#: driver and the numeric libraries need to start. Everything else (a database URL, a cloud
+#: profile, an SSH agent socket, the user's proxy) stays out, whatever its name says.
+_CHILD_ENV_NAMES = frozenset({
+    "PATH", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "PYTHONPATH", "VIRTUAL_ENV",
+    "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
+    "NVIDIA_VISIBLE_DEVICES", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+})
+_CHILD_ENV_PREFIXES = ("LC_",)
 
 
 @dataclass(frozen=True)
@@ -84,11 +93,19 @@ class SandboxOutcome:
     wall_s: float = 0.0
 
 
-def _child_env() -> dict[str, str]:
-    # Untrusted code may read its environment: drop anything that looks like a credential.
+def _child_env(work: Path) -> dict[str, str]:
+    """The child's whole environment: an allow-list of the caller's, HOME and TMPDIR at ``work``.
+
+    Untrusted code may read its environment, so it gets a fixed minimal one: names on
+    :data:`_CHILD_ENV_NAMES` (never one that looks like a credential), with ``HOME`` and
+    ``TMPDIR`` pointing at the job's private folder so that ``~`` finds none of the user's files.
+    """
     env = {k: v for k, v in os.environ.items()
-           if not any(m in k.upper() for m in _SECRET_MARKERS)}
+           if (k in _CHILD_ENV_NAMES or k.startswith(_CHILD_ENV_PREFIXES))
+           and not any(m in k.upper() for m in _SECRET_MARKERS)}
+    env.setdefault("PATH", "/usr/bin:/bin")
     env.setdefault("OPENBLAS_NUM_THREADS", "1")  # BLAS thread pools reserve memory under RLIMIT_AS
+    env["HOME"] = env["TMPDIR"] = str(work)
     return env
 
 
@@ -207,7 +224,7 @@ def _run_child(work: Path, limits: SandboxLimits) -> SandboxOutcome:
     start = time.monotonic()
     with open(work / "stdout.txt", "wb") as out, open(work / "stderr.txt", "wb") as err:
         proc = subprocess.Popen(cmd, cwd=work, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                env=_child_env(), start_new_session=True)
+                                env=_child_env(work), start_new_session=True)
         try:
             rc = proc.wait(timeout=limits.timeout_s)
             timed_out = False

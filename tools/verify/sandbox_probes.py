@@ -22,6 +22,13 @@ def echo(**kwargs: object) -> dict:
     return {"cwd": os.getcwd(), "keys": sorted(kwargs)}
 
 
+def read_environment() -> dict:
+    """What a program could learn about its caller: its environment and its home folder."""
+    home = os.path.expanduser("~")
+    return {"env": dict(os.environ), "home": home,
+            "home_files": sorted(os.listdir(home)) if os.path.isdir(home) else []}
+
+
 def sleep_forever(spawn_child: bool = False) -> None:
     """Hang; optionally leave a grandchild process that would outlive a naive kill."""
     if spawn_child:

@@ -42,6 +42,26 @@ def test_plumbing_runs_in_private_cwd():
     assert any("memory limit" in n for n in out.isolation)
 
 
+def test_child_sees_a_closed_environment_not_the_callers(tmp_path, monkeypatch):
+    # Planted in the caller: a secret whose name no marker catches, and one in its home.
+    monkeypatch.setenv("DATABASE_URL", "postgres://admin:hunter2@db")
+    monkeypatch.setenv("STRUCTCOVER_LLM_API_KEY", "sk-planted")
+    (tmp_path / ".netrc").write_text("machine db login admin password hunter2\n")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    out = sandbox_call(f"{P}:read_environment", limits=SandboxLimits(timeout_s=30))
+    assert out.status == "ok", out.detail
+    seen = out.value
+    assert "hunter2" not in repr(seen) and "sk-planted" not in repr(seen)
+    assert "DATABASE_URL" not in seen["env"] and "STRUCTCOVER_LLM_API_KEY" not in seen["env"]
+    assert seen["home"] != str(tmp_path) and ".netrc" not in seen["home_files"]
+    assert set(seen["env"]) <= {"PATH", "HOME", "TMPDIR", "OPENBLAS_NUM_THREADS", "LANG",
+                                "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "PYTHONPATH", "VIRTUAL_ENV",
+                                "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES",
+                                "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES", "OMP_NUM_THREADS",
+                                "MKL_NUM_THREADS", "PWD"} | {k for k in seen["env"]
+                                                            if k.startswith("LC_")}
+
+
 def test_timeout_kills_whole_process_group():
     start = time.monotonic()
     out = sandbox_call(f"{P}:sleep_forever", kwargs={"spawn_child": True},
