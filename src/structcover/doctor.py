@@ -50,7 +50,7 @@ def check_nvcc() -> Check:
         path = shutil.which("nvcc")
     if not path:
         return Check(name="nvcc", ok=False, detail="not found on PATH, CUDA_HOME or wheels",
-                     how_to_get="pip install 'structcover[cuda]' (nvcc from wheels) or install "
+                     how_to_get="pip install structcover (nvcc comes from its wheels) or install "
                                 "the CUDA toolkit")
     version = next((line for line in _run([str(path), "--version"]).splitlines()
                     if "release" in line), "")
@@ -67,7 +67,7 @@ def check_nvrtc() -> Check:
         return Check(name="NVRTC", ok=True, detail=f"NVRTC {major}.{minor} via cuda.bindings")
     except Exception as exc:
         return Check(name="NVRTC", ok=False, detail=f"not usable: {exc}",
-                     how_to_get="pip install 'structcover[cuda]' "
+                     how_to_get="pip install structcover "
                                 "(cuda-bindings + nvidia-cuda-nvrtc)")
 
 

@@ -13,7 +13,7 @@ from structcover.tools.compiler import toolchain
 
 ADVERSARIAL = Path(__file__).resolve().parents[1] / "data" / "adversarial"
 needs_nvrtc = pytest.mark.skipif(not toolchain.nvrtc_available(),
-                                 reason="NVRTC not importable (pip install 'structcover[cuda]')")
+                                 reason="NVRTC not importable (pip install structcover brings it)")
 
 GOOD = """#include <cuda_runtime.h>
 #define BLOCK 128

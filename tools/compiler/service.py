@@ -275,7 +275,7 @@ def compile_program(source: str, arch: str | None = None,
                              errors=[CompileError(origin="internal", message=(
                                  f"no compiler for via={via}: nvcc not found (PATH, CUDA_HOME, "
                                  "nvidia-cuda-nvcc wheel) and/or NVRTC not importable "
-                                 "(pip install 'structcover[cuda]')"))])
+                                 "(pip install structcover brings both)"))])
     refused = _sandbox_refusal()
     if refused:
         # An environment problem, not a property of the program: never cached, so the same

@@ -8,4 +8,4 @@ from structcover.tools.compiler import toolchain
 
 needs_nvcc = pytest.mark.nvcc
 needs_nvrtc = pytest.mark.skipif(not toolchain.nvrtc_available(),
-                                 reason="NVRTC not importable (pip install 'structcover[cuda]')")
+                                 reason="NVRTC not importable (pip install structcover brings it)")

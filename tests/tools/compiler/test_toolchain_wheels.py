@@ -35,7 +35,7 @@ def test_without_a_toolkit_the_wheels_nvcc_is_found_and_compiles(tmp_path, monke
     finally:
         find_nvcc.cache_clear()
     if nvcc is None:
-        pytest.skip("the cuda extra (nvidia-cuda-nvcc wheel) is not installed")
+        pytest.skip("the nvidia-cuda-nvcc wheel is not installed")
     assert "site-packages" in str(nvcc) or "dist-packages" in str(nvcc), nvcc
     src = tmp_path / "k.cu"
     src.write_text("__global__ void k(float* x) { x[threadIdx.x] *= 2.0f; }\n")
