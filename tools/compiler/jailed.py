@@ -4,24 +4,34 @@ Both see only the toolchain (read-only), the program's folder and the user's inc
 ``#include "/etc/passwd"`` or ``/proc/self/environ`` finds nothing, a macro bomb ends at the
 memory limit (RLIMIT_AS per process) or the time limit, and messages about any file but the
 program's own are dropped (``jail.own_lines``). NVRTC runs in a jailed Python child
-(``_nvrtc_jail.py``), never in the caller's process.
+(``_nvrtc_jail.py``), never in the caller's process: a warm worker of ``nvrtc_pool.py`` that
+serves many compiles, or a one-shot child per compile (the fallback, and the debugging switch
+``STRUCTCOVER_NVRTC_WORKER=0``).
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import logging
 import sys
 import sysconfig
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from structcover.tools.compiler.nvrtc_pool import (
+    SCRIPT,
+    WorkerUnavailable,
+    nvrtc_pool,
+    worker_enabled,
+)
 from structcover.tools.compiler.raw import RawCompile
 from structcover.tools.verify.jail import SandboxUnavailable, own_lines, run_compiler
 
 #: Address-space limit per compiler process (cicc and NVRTC reserve a few GiB of virtual memory).
 COMPILER_MEMORY_MB = 8192
-_SCRIPT = Path(__file__).with_name("_nvrtc_jail.py")
+_log = logging.getLogger(__name__)
 
 
 def _toolkit_dirs(nvcc: Path) -> list[Path]:
@@ -72,18 +82,57 @@ def _python_dirs() -> list[Path]:
     return sorted(d.resolve() for d in dirs if d.is_dir())
 
 
+def _nvrtc_binds(include_dirs: Sequence[Path]) -> list[Path]:
+    """What the jailed NVRTC child reads: Python, the venv, the script, the include folders
+    (and, as ``run_compiler`` adds, the interpreter's own tree where it is not in /usr)."""
+    exe = str(Path(sys.executable))
+    extra = [] if exe.startswith("/usr/") else [Path(exe).resolve().parent.parent]
+    return [*_python_dirs(), SCRIPT, *map(Path, include_dirs), *extra]
+
+
 def compile_nvrtc_jailed(source: str, name: str, options: list[str],
                          include_dirs: Sequence[Path], name_expressions: list[str],
                          timeout_s: float) -> RawCompile:
-    """NVRTC on ``source`` in a jailed Python child; same result as ``nvrtc.compile_nvrtc``."""
+    """NVRTC on ``source`` in the jail; same result as ``nvrtc.compile_nvrtc``.
+
+    A warm jailed worker does the compile (``nvrtc_pool.py``); where none can start, or with
+    ``STRUCTCOVER_NVRTC_WORKER=0``, a one-shot jailed child does. Both give the same result.
+    """
+    if worker_enabled():
+        job = {"name": name, "options": options, "name_expressions": name_expressions,
+               "source": base64.b64encode(source.encode("utf-8", "surrogatepass")).decode()}
+        try:
+            reply = nvrtc_pool(COMPILER_MEMORY_MB).compile(_nvrtc_binds(include_dirs), job,
+                                                           timeout_s)
+        except SandboxUnavailable as exc:
+            return RawCompile(ok=False, log=str(exc))
+        except WorkerUnavailable as exc:
+            _log.warning("NVRTC worker unavailable, compiling in a one-shot child: %s", exc)
+        else:
+            if reply.timed_out:
+                return RawCompile(ok=False, log=reply.log, timed_out=True)
+            if reply.died:
+                return RawCompile(ok=False, log=f"NVRTC process died ({reply.died})")
+            log = clean_log(reply.log, name)
+            if not reply.ok:
+                return RawCompile(ok=False, log=log)
+            return RawCompile(ok=True, log=log, ptx=reply.ptx, cubin=reply.cubin)
+    return compile_nvrtc_one_shot(source, name, options, include_dirs, name_expressions,
+                                  timeout_s)
+
+
+def compile_nvrtc_one_shot(source: str, name: str, options: list[str],
+                           include_dirs: Sequence[Path], name_expressions: list[str],
+                           timeout_s: float) -> RawCompile:
+    """NVRTC on ``source`` in a fresh jailed Python child (one process per compile)."""
     with tempfile.TemporaryDirectory(prefix="structcover-nvrtc-") as tmp:
         work = Path(tmp)
         (work / name).write_text(source, encoding="utf-8", errors="surrogatepass")
         (work / "job.json").write_text(json.dumps({"name": name, "options": options,
                                                    "name_expressions": name_expressions}))
         try:
-            result = run_compiler([str(Path(sys.executable)), "-I", str(_SCRIPT), str(work)],
-                                  readable=[*_python_dirs(), _SCRIPT, *map(Path, include_dirs)],
+            result = run_compiler([str(Path(sys.executable)), "-I", str(SCRIPT), str(work)],
+                                  readable=[*_python_dirs(), SCRIPT, *map(Path, include_dirs)],
                                   folder=work, timeout_s=timeout_s,
                                   memory_mb=COMPILER_MEMORY_MB)
         except SandboxUnavailable as exc:

@@ -17,13 +17,15 @@ set-up because it is small, audited and used by Flatpak for exactly this (docs/S
 * a wall-clock limit enforced here: past it the session is killed.
 
 Where bwrap is missing or the kernel refuses namespaces, :func:`jail_status` says why and
-:func:`run_jailed` raises :class:`SandboxUnavailable` unless the caller opted in to running
-unsandboxed (``VerifySettings.allow_unsandboxed`` / ``--allow-unsandboxed``); the opt-in path
+:func:`run_jailed` (and :func:`popen_jailed`, the same jail for a long-lived child) raise
+:class:`SandboxUnavailable` unless the caller opted in to running unsandboxed
+(``VerifySettings.allow_unsandboxed`` / ``--allow-unsandboxed``); the opt-in path
 keeps rlimits, the wall-clock kill and (for the runner) the runner's own seccomp filter.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import resource
@@ -33,14 +35,16 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from structcover.tools.verify.compiler_log import own_lines
 from structcover.tools.verify.rlimits import limited
 
 __all__ = ["UNSANDBOXED_HINT", "JailLimits", "JailResult", "SandboxUnavailable", "jail_status",
-           "allow_unsandboxed_override", "own_lines", "run_compiler", "run_jailed",
-           "set_allow_unsandboxed", "unsandboxed_allowed"]
+           "allow_unsandboxed_override", "kill_session", "own_lines", "popen_jailed",
+           "run_compiler", "run_jailed", "set_allow_unsandboxed", "unsandboxed_allowed"]
 
 #: Named in every refusal so the user knows how to opt in.
 UNSANDBOXED_HINT = ("pass --allow-unsandboxed (or set verify.allow_unsandboxed: true) to run "
@@ -179,6 +183,55 @@ def limit_plan(limits: JailLimits) -> list[tuple[int, int]]:
     return plan
 
 
+@dataclass
+class _Prepared:
+    """A jailed command ready to spawn: argv, its environment and descriptors."""
+
+    cmd: list[str]
+    env: dict[str, str]
+    cwd: Path | None  # host working directory (the unsandboxed path only)
+    fds: tuple[int, ...]
+    sandboxed: bool
+    notes: list[str]
+    tmp: Path
+
+
+@contextlib.contextmanager
+def _prepared(argv: list[str], ro: list[Path], rw: list[Path], env: dict[str, str] | None,
+              cwd: Path | None, pass_fds: tuple[int, ...], allow_unsandboxed: bool | None,
+              devices: tuple[str, ...]) -> Iterator[_Prepared]:
+    """The bwrap command line for ``argv`` (or the bare command where the user opted out of
+    the jail), shared by :func:`run_jailed` and :func:`popen_jailed`; the seccomp program's
+    descriptor is open for the duration of the block (the child keeps its own copy)."""
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", **(env or {})}
+    usable, why = jail_status()
+    with tempfile.TemporaryDirectory(prefix="structcover-jail-") as tmp:
+        if usable:
+            from structcover.tools.verify.seccomp_policy import deny_filter_bytes
+
+            (Path(tmp) / "deny.bpf").write_bytes(deny_filter_bytes())
+            bpf_fd = os.open(Path(tmp) / "deny.bpf", os.O_RDONLY)
+            cmd = [bwrap_path() or "bwrap", *_base_args(), *_bind_args(list(ro), list(rw)),
+                   "--seccomp", str(bpf_fd)]
+            for dev in devices:
+                if os.path.exists(dev):
+                    cmd += ["--dev-bind", dev, dev]
+            for key, value in env.items():
+                cmd += ["--setenv", key, value]
+            cmd += ["--chdir", str(cwd) if cwd is not None else "/tmp", "--", *argv]
+            try:
+                yield _Prepared(cmd, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, None,
+                                (*pass_fds, bpf_fd), True, [], Path(tmp))
+            finally:
+                os.close(bpf_fd)
+        elif allow_unsandboxed or (allow_unsandboxed is None and _settings_allow()):
+            yield _Prepared(list(argv), env, cwd, tuple(pass_fds), False,
+                            [f"NOT sandboxed ({why}); rlimits and the wall-clock kill only"],
+                            Path(tmp))
+        else:
+            raise SandboxUnavailable(f"untrusted code refused: {why}; {UNSANDBOXED_HINT}")
+
+
 def run_jailed(argv: list[str], *, ro: list[Path] = (), rw: list[Path] = (),  # type: ignore[assignment]
                env: dict[str, str] | None = None, cwd: Path | None = None,
                limits: JailLimits | None = None, pass_fds: tuple[int, ...] = (),
@@ -207,43 +260,42 @@ def run_jailed(argv: list[str], *, ro: list[Path] = (), rw: list[Path] = (),  # 
         SandboxUnavailable: No jail here and ``allow_unsandboxed`` is False.
     """
     limits = limits or JailLimits()
-    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp", **(env or {})}
-    usable, why = jail_status()
-    fds = list(pass_fds)
-    notes: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="structcover-jail-") as tmp:
-        if usable:
-            from structcover.tools.verify.seccomp_policy import deny_filter_bytes
-
-            bpf_path = Path(tmp) / "deny.bpf"
-            bpf_path.write_bytes(deny_filter_bytes())
-            bpf_fd = os.open(bpf_path, os.O_RDONLY)
-            fds.append(bpf_fd)
-            cmd = [bwrap_path() or "bwrap", *_base_args(), *_bind_args(list(ro), list(rw)),
-                   "--seccomp", str(bpf_fd)]
-            for dev in devices:
-                if os.path.exists(dev):
-                    cmd += ["--dev-bind", dev, dev]
-            for key, value in env.items():
-                cmd += ["--setenv", key, value]
-            cmd += ["--chdir", str(cwd) if cwd is not None else "/tmp"]
-            cmd += ["--", *argv]
-            run_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-        elif allow_unsandboxed or (allow_unsandboxed is None and _settings_allow()):
-            cmd, bpf_fd = list(argv), None
-            run_env = env
-            notes.append(f"NOT sandboxed ({why}); rlimits and the wall-clock kill only")
-        else:
-            raise SandboxUnavailable(f"untrusted code refused: {why}; {UNSANDBOXED_HINT}")
-        try:
-            result = _spawn(cmd, run_env, cwd if not usable else None, limits, tuple(fds), stdin,
-                            Path(tmp))
-        finally:
-            if bpf_fd is not None:
-                os.close(bpf_fd)
-    result.sandboxed = usable
-    result.notes = notes + result.notes
+    with _prepared(argv, list(ro), list(rw), env, cwd, tuple(pass_fds), allow_unsandboxed,
+                   devices) as prep:
+        result = _spawn(prep.cmd, prep.env, prep.cwd, limits, prep.fds, stdin, prep.tmp)
+    result.sandboxed = prep.sandboxed
+    result.notes = prep.notes + result.notes
     return result
+
+
+def popen_jailed(argv: list[str], *, ro: list[Path] = (), rw: list[Path] = (),  # type: ignore[assignment]
+                 env: dict[str, str] | None = None, cwd: Path | None = None,
+                 limits: JailLimits | None = None, allow_unsandboxed: bool | None = None,
+                 stdin: int | None = None, stdout: int | None = None,
+                 stderr: int | None = None) -> tuple[subprocess.Popen, bool]:
+    """Start ``argv`` in the same jail as :func:`run_jailed` and return the live process.
+
+    For long-lived jailed workers (the NVRTC compile pool). The rlimits of ``limits`` apply
+    (CPU seconds over the process's whole life); its ``timeout_s`` is NOT enforced here: the
+    caller owns the wall clock and ends the process (its own session, ``proc.pid``) with
+    :func:`kill_session`. ``stdin``/``stdout``/``stderr`` as for :class:`subprocess.Popen`
+    (None: ``/dev/null``); the other arguments as for :func:`run_jailed`.
+
+    Returns:
+        ``(process, sandboxed)``; sandboxed is False on the user's opt-in path only.
+
+    Raises:
+        SandboxUnavailable: No jail here and ``allow_unsandboxed`` is False.
+    """
+    null = subprocess.DEVNULL
+    with _prepared(argv, list(ro), list(rw), env, cwd, (), allow_unsandboxed, ()) as prep:
+        cmd, preexec = limited(prep.cmd, limit_plan(limits or JailLimits()))
+        proc = subprocess.Popen(cmd, stdin=null if stdin is None else stdin,  # noqa: S603
+                                stdout=null if stdout is None else stdout,
+                                stderr=null if stderr is None else stderr, env=prep.env,
+                                cwd=prep.cwd, pass_fds=prep.fds, start_new_session=True,
+                                preexec_fn=preexec)  # noqa: PLW1509
+    return proc, prep.sandboxed
 
 
 #: This process's decision; None = read ``verify.allow_unsandboxed`` from the settings.
@@ -280,7 +332,8 @@ def _settings_allow() -> bool:
     return bool(getattr(load_settings().verify, "allow_unsandboxed", False))
 
 
-def _kill_session(pid: int) -> None:
+def kill_session(pid: int) -> None:
+    """SIGKILL the process group ``pid`` (a jailed command's session); gone already is fine."""
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -303,7 +356,7 @@ def _spawn(cmd: list[str], env: dict[str, str], cwd: Path | None, limits: JailLi
 
         def kill() -> None:
             fired.set()
-            _kill_session(proc.pid)
+            kill_session(proc.pid)
 
         timer = threading.Timer(limits.timeout_s, kill)
         timer.start()
@@ -313,7 +366,7 @@ def _spawn(cmd: list[str], env: dict[str, str], cwd: Path | None, limits: JailLi
             timer.cancel()
             # bwrap's PID namespace takes every process of the run with it; the group kill also
             # covers the unsandboxed path.
-            _kill_session(proc.pid)
+            kill_session(proc.pid)
             proc.wait()
         timed_out = fired.is_set()
         if timed_out:
@@ -324,30 +377,6 @@ def _spawn(cmd: list[str], env: dict[str, str], cwd: Path | None, limits: JailLi
         cap = limits.file_size_mb * 1024 * 1024
         return JailResult(returncode=rc, stdout=out.read(cap), stderr=err.read(cap),
                           timed_out=timed_out, wall_s=wall, sandboxed=True)
-
-
-def own_lines(log: str, names: tuple[str, ...]) -> str:
-    """Keep only the compiler messages about the program's own files (``names`` are prefixes).
-
-    A diagnostic header (``file:line:col: error: ...``) about any other file is dropped with the
-    source excerpt under it, so text of a header the program managed to include never comes
-    back in a verdict; ``In file included from`` chains are dropped too.
-    """
-    kept: list[str] = []
-    ours = False
-    for line in log.splitlines():
-        if line.startswith((" ", "\t")) or not line.strip():
-            if ours:
-                kept.append(line)  # a source excerpt or caret line under one of our headers
-            continue
-        file = line.split(":", 1)[0]
-        # The program's own file is named by the rewriter's #line directives (no folder) or
-        # by its path in the build folder; host headers always carry an absolute path.
-        ours = (line.startswith(names) or (":" in line and "/" not in file and " " not in file)
-                or line.startswith(("compilation terminated", "g++:", "cc1plus:", "nvcc ")))
-        if ours:
-            kept.append(line)
-    return "\n".join(kept)
 
 
 def run_compiler(argv: list[str], *, readable: list[Path], folder: Path,
