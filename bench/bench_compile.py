@@ -5,7 +5,12 @@ hits. Reported per kernel (program time / kernels in it), as medians over the co
 (issue 4): NVRTC at least 4x faster than nvcc per kernel; a cache hit under 5 ms.
 
 Usage: ``python bench/bench_compile.py [--arch sm_90] [--hits 20] [--write]``; ``--write``
-replaces the "Compilation" section of bench/RESULTS.md.
+replaces the "Compilation" section of bench/RESULTS.md (its ``###`` subsections stay).
+
+``--warm-worker [N]`` instead times NVRTC compiles through the warm jailed worker against the
+one-shot jailed child (``STRUCTCOVER_NVRTC_WORKER=0``) on the first N corpus programs, side by
+side in one run, each compile on a fresh unique source (cache bypassed); with ``--write`` it
+replaces the "Warm NVRTC worker" subsection.
 """
 
 from __future__ import annotations
@@ -17,9 +22,10 @@ import re
 import statistics
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
-from structcover.tools.compiler import toolchain
+from structcover.tools.compiler import nvrtc_pool, toolchain
 from structcover.tools.compiler.service import compile_program
 from structcover.tools.data.corpus import load_corpus
 
@@ -101,10 +107,90 @@ def render(res: dict) -> str:
     return "\n".join(lines)
 
 
+def run_warm_worker(arch: str, count: int) -> dict:
+    """Per-compile time, one-shot jailed child vs warm jailed worker, on ``count`` programs.
+
+    The two modes alternate program by program (and which goes first alternates too), so a
+    burst of load on the shared machine spoils both alike.
+    """
+    programs = [p.source for fam in load_corpus() for p in fam.programs][:count]
+    load = os.getloadavg()[0]
+    times: dict[str, list[float]] = {"one_shot": [], "worker": []}
+    failures = 0
+    saved = os.environ.get(nvrtc_pool.ENV_SWITCH)
+
+    def once(source: str, mode: str, cache: Path) -> float:
+        os.environ[nvrtc_pool.ENV_SWITCH] = "0" if mode == "one_shot" else "1"
+        unique = f"{source}\n// bench {uuid.uuid4().hex}\n"  # never a cache hit
+        start = time.perf_counter()
+        res = compile_program(unique, arch=arch, via="nvrtc", cache_dir=cache, use_cache=False)
+        elapsed = time.perf_counter() - start
+        nonlocal failures
+        failures += not res.ok
+        return elapsed
+
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            cache = Path(tmp)
+            once(programs[0], "one_shot", cache)  # imports, first dlopen, OS file cache
+            startup = once(programs[0], "worker", cache)  # the worker's start + one compile
+            for i, source in enumerate(programs):
+                for mode in (("one_shot", "worker") if i % 2 else ("worker", "one_shot")):
+                    times[mode].append(once(source, mode, cache))
+    finally:
+        if saved is None:
+            os.environ.pop(nvrtc_pool.ENV_SWITCH, None)
+        else:
+            os.environ[nvrtc_pool.ENV_SWITCH] = saved
+        nvrtc_pool.shutdown()
+    med = {m: statistics.median(v) for m, v in times.items()}
+    return {"arch": arch, "programs": len(programs), "failures": failures,
+            "one_shot_ms": med["one_shot"] * 1000, "worker_ms": med["worker"] * 1000,
+            "one_shot_mean_ms": statistics.mean(times["one_shot"]) * 1000,
+            "worker_mean_ms": statistics.mean(times["worker"]) * 1000,
+            "ratio": med["one_shot"] / med["worker"], "first_worker_ms": startup * 1000,
+            "load": (load, os.getloadavg()[0])}
+
+
+def render_warm_worker(res: dict) -> str:
+    """The "Warm NVRTC worker" subsection of RESULTS.md."""
+    return "\n".join([
+        "### Warm NVRTC worker", "",
+        f"Measured {time.strftime('%Y-%m-%d')} by `python bench/bench_compile.py --warm-worker "
+        f"{res['programs']} --write` on {_cpu()} (shared: load average {res['load'][0]:.1f} "
+        f"before, {res['load'][1]:.1f} after), no GPU, NVRTC "
+        f"{toolchain.nvrtc_version()}, arch {res['arch']}: the first {res['programs']} corpus "
+        "programs, each compile on a fresh source (a unique comment appended, cache bypassed) "
+        "through `compile_program(via='nvrtc')`, the two modes alternating program by program "
+        "in one run. One-shot = bwrap + a fresh Python per compile (`STRUCTCOVER_NVRTC_WORKER"
+        "=0`); worker = the same jail, kept warm (`tools/compiler/nvrtc_pool.py`).", "",
+        "| measure | one-shot child | warm worker |", "|---|---|---|",
+        f"| per compile, median | {res['one_shot_ms']:.0f} ms | {res['worker_ms']:.0f} ms |",
+        f"| per compile, mean | {res['one_shot_mean_ms']:.0f} ms | {res['worker_mean_ms']:.0f} ms |",
+        f"| ratio of the medians | | {res['ratio']:.1f}x faster |",
+        f"| first compile (worker start-up included) | | {res['first_worker_ms']:.0f} ms |",
+        f"| failed compiles (either mode) | {res['failures']} | |", "",
+    ])
+
+
+def write_subsection(title: str, body: str) -> None:
+    """Replace (or add, at the end of the Compilation section) one ``###`` subsection."""
+    text = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n\n## Compilation\n\n"
+    own = re.compile(rf"^### {re.escape(title)}\n.*?(?=^### |^## |\Z)", re.S | re.M)
+    if own.search(text):
+        text = own.sub(lambda _: body + "\n", text)
+    else:
+        end = re.compile(r"^## Compilation\n.*?(?=^## |\Z)", re.S | re.M).search(text)
+        at = end.end() if end else len(text)
+        text = text[:at].rstrip("\n") + "\n\n" + body + "\n" + text[at:]
+    RESULTS.write_text(text)
+
+
 def write_section(section: str) -> None:
-    """Replace (or add) the Compilation section of RESULTS.md, leaving other sections alone."""
+    """Replace (or add) the Compilation section of RESULTS.md, leaving other sections (and the
+    section's own ``###`` subsections) alone."""
     text = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n\n"
-    pattern = re.compile(r"^## Compilation\n.*?(?=^## |\Z)", re.S | re.M)
+    pattern = re.compile(r"^## Compilation\n.*?(?=^### |^## |\Z)", re.S | re.M)
     text = pattern.sub(section + "\n", text) if pattern.search(text) else \
         text.rstrip("\n") + "\n\n" + section + "\n"
     RESULTS.write_text(text)
@@ -116,7 +202,16 @@ def main() -> None:
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--hits", type=int, default=20)
     parser.add_argument("--write", action="store_true", help="update bench/RESULTS.md")
+    parser.add_argument("--warm-worker", type=int, nargs="?", const=20, default=None,
+                        metavar="N", help="one-shot child vs warm worker on N programs")
     args = parser.parse_args()
+    if args.warm_worker is not None:
+        warm = run_warm_worker(args.arch, args.warm_worker)
+        body = render_warm_worker(warm)
+        print(body)
+        if args.write:
+            write_subsection("Warm NVRTC worker", body)
+        return
     res = run(args.arch, args.hits)
     for row in res["rows"]:
         print(f"{row['program']:40s} k={row['kernels']} nvrtc {row['nvrtc_s'] * 1000:7.0f} ms  "
