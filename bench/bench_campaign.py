@@ -1,0 +1,215 @@
+"""Campaign throughput: candidates judged per minute, on the demo corpus and on KernelBench rollouts.
+
+Two workloads, each a real offline campaign (operators applied, every candidate compiled,
+anti-hacking checked and verified on the CPU emulator in the jail):
+
+* ``demo``: the demo's data (the sample corpus, three simulated rounds, discovery and the
+  frozen archive), then a campaign on the last round over ``--tasks`` (``quick``: the quick
+  demo's five tasks; ``full``: every task; or a comma-separated list).
+* ``kernelbench``: KernelBench-format rollouts (``ModelNew`` with ``load_inline`` CUDA) of two
+  problems written here, task ids naming problems in a problems folder; the candidates run
+  through the KernelBench protocol on the CPU path (needs torch).
+
+Only the campaign is timed (``run_campaign``: its diagnosis, synthesis, verification and
+export), from the same prepared state each time. ``--cold`` runs in a child whose ``HOME`` is
+an empty folder, so no compile or emulator build is cached (a new machine's first run).
+Side by side: run the same command from two checkouts (``--label``) one after the other and
+compare; ``--json`` prints one line per run for that.
+
+Usage: ``python bench/bench_campaign.py demo [--tasks quick] [--budget 120] [--cold]``;
+``python bench/bench_campaign.py kernelbench [--budget 24] [--cold]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+
+def _demo_state(out: Path, seed: int) -> tuple[Path, Path, int]:
+    """The demo's rollouts and state up to the campaign: (rollouts, state, last round)."""
+    from structcover.config import load_settings
+    from structcover.demo import DEMO_BOOTSTRAP
+    from structcover.tools.coverage.diagnosis_state import run_diagnosis
+    from structcover.tools.data.corpus import load_corpus
+    from structcover.tools.data.datasets import write_parquet
+    from structcover.tools.simulation.simulate import SimulationSettings, simulate
+
+    settings = load_settings()
+    table = simulate(SimulationSettings(rounds=3, collapse=0.6, seed=seed), families=load_corpus())
+    rollouts = write_parquet(table, out / "rollouts.parquet")
+    discovery = settings.discovery.model_copy(update={"bootstrap": DEMO_BOOTSTRAP})
+    for n in range(3):
+        run_diagnosis(table[table["round"] == n], out / "state", round=n,
+                      settings=settings.archive, discovery_settings=discovery, seed=seed)
+    return Path(rollouts), out / "state", 2
+
+
+_PROBLEM = '''"""{title}."""
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b):
+        return {expr}
+
+
+size = {size}
+
+
+def get_inputs():
+    return [torch.randn(size), torch.randn(size)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+_CANDIDATE = '''import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+cuda_source = """
+#include <torch/extension.h>
+
+__global__ void op_kernel(const float* a, const float* b, float* out, int n) {{
+{body}
+}}
+
+torch::Tensor op_cuda(torch::Tensor a, torch::Tensor b) {{
+    auto out = torch::empty_like(a);
+    const int n = a.numel();
+    const int threads = {threads};
+    const int blocks = {blocks};
+    op_kernel<<<blocks, threads>>>(a.data_ptr<float>(), b.data_ptr<float>(),
+                                   out.data_ptr<float>(), n);
+    return out;
+}}
+"""
+
+ext = load_inline(name="kb_{name}", cpp_sources="torch::Tensor op_cuda(torch::Tensor a, "
+                  "torch::Tensor b);", cuda_sources=cuda_source, functions=["op_cuda"])
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b):
+        return ext.op_cuda(a.contiguous(), b.contiguous())
+'''
+
+_GUARDED = """    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {{
+        out[i] = {expr};
+    }}"""
+_STRIDED = """    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {{
+        out[i] = {expr};
+    }}"""
+_TASKS = (("1_mul", "Elementwise product", "a * b", "a[i] * b[i]", 4099),
+          ("2_scale", "Scaled sum", "2.0 * a + b", "2.0f * a[i] + b[i]", 3001))
+
+
+def _kernelbench_state(out: Path, seed: int) -> tuple[Path, Path, Path]:
+    """KernelBench rollouts (2 problems x 4 block sizes x guarded/grid-stride, simulated
+    rewards) and their problems folder: (rollouts, state, problems)."""
+    problems = out / "problems"
+    problems.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(seed)
+    rows = []
+    for task, title, torch_expr, expr, size in _TASKS:
+        (problems / f"{task}.py").write_text(_PROBLEM.format(title=title, expr=torch_expr,
+                                                              size=size))
+        for threads in (64, 128, 256, 512):
+            for strided in (False, True):
+                body = (_STRIDED if strided else _GUARDED).format(expr=expr)
+                program = _CANDIDATE.format(
+                    body=body, threads=threads, name=f"{task}_{threads}_{int(strided)}",
+                    blocks="64" if strided else "(n + threads - 1) / threads")
+                speedup = 1.0 + 0.4 * strided + 0.2 * (threads == 256) + rng.gauss(0, 0.05)
+                rows += [{"task_id": task, "program": program, "round": 0, "correct": True,
+                          "speedup": round(speedup, 4)}] * 2
+    data = out / "rollouts.parquet"
+    pd.DataFrame(rows).to_parquet(data)
+    return data, out / "state", problems
+
+
+def run(workload: str, budget: int, tasks: str, seed: int) -> dict:
+    """Prepare ``workload``'s data, then time one campaign over it."""
+    from structcover import demo
+    from structcover.campaign import run_campaign
+
+    # An older checkout (side by side) may predate the quick demo's task focus.
+    quick = list(getattr(demo, "DEMO_TASKS", ()))
+    focus = {} if "tasks" not in demo.CampaignOptions.model_fields else {"tasks": None}
+
+    out = Path(tempfile.mkdtemp(prefix=f"bench-campaign-{workload}-"))
+    start = time.perf_counter()
+    if workload == "demo":
+        data, state, last = _demo_state(out, seed)
+        chosen = quick if tasks == "quick" else None if tasks == "full" else tasks.split(",")
+        if chosen and not focus:
+            raise SystemExit("this checkout's campaign has no task focus: use --tasks full")
+        options = demo.demo_campaign_options(budget=budget, seed=seed, round=last,
+                                             output_dir=out / "campaign",
+                                             **({"tasks": chosen} if focus else {}))
+    else:
+        data, state, problems = _kernelbench_state(out, seed)
+        options = demo.demo_campaign_options(budget=budget, seed=seed, problems=problems,
+                                             target_scov=1.0, output_dir=out / "campaign",
+                                             **focus)
+    prepared = time.perf_counter() - start
+    start = time.perf_counter()
+    result = run_campaign(data, state, options)
+    wall = time.perf_counter() - start
+    return {"workload": workload, "tasks": tasks if workload == "demo" else "2 problems",
+            "budget": budget, "candidates": result.candidates, "verified": result.verified,
+            "added": len(result.added), "scov_before": result.scov_before,
+            "scov_after": result.scov_after, "stopped": result.stopped,
+            "campaign_wall_s": round(wall, 1), "prepare_wall_s": round(prepared, 1),
+            "candidates_per_min": round(60 * result.candidates / wall, 1) if wall else 0.0,
+            "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+                       f"Python {platform.python_version()}",
+            "load_average": [round(x, 1) for x in os.getloadavg()]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("workload", choices=["demo", "kernelbench"])
+    parser.add_argument("--budget", type=int, default=120)
+    parser.add_argument("--tasks", default="quick",
+                        help="demo: quick (the quick demo's tasks), full, or a,b,c")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cold", action="store_true", help="empty caches (HOME a new folder)")
+    parser.add_argument("--label", default="", help="a name for this checkout in the output")
+    parser.add_argument("--json", action="store_true", help="one JSON line per run")
+    args = parser.parse_args()
+    if args.cold and not os.environ.get("BENCH_CAMPAIGN_CHILD"):
+        home = tempfile.mkdtemp(prefix="bench-campaign-home-")
+        argv = [a for a in sys.argv[1:] if a != "--cold"]
+        env = {**os.environ, "HOME": home, "BENCH_CAMPAIGN_CHILD": "1"}
+        raise SystemExit(subprocess.call([sys.executable, __file__, *argv], env=env))
+    row = run(args.workload, args.budget, args.tasks, args.seed)
+    row.update(label=args.label, cold=bool(os.environ.get("BENCH_CAMPAIGN_CHILD")))
+    if args.json:
+        print(json.dumps(row))
+        return
+    for key, value in row.items():
+        print(f"{key:20s} {value}")
+
+
+if __name__ == "__main__":
+    main()
