@@ -15,6 +15,7 @@ sees the whole story in minutes on two cores; the full demo fills every task's g
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,9 @@ class DemoResult(BaseModel):
                           "programs added and how each was verified, gaps left and why")
     files: dict[str, str] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
+    seconds: dict[str, float] = Field(default_factory=dict,
+                                      description="wall seconds per stage: verify, simulate, "
+                                                  "discover, campaign")
 
 
 Progress = Callable[[str, int], Callable[[], None]]
@@ -241,6 +245,14 @@ def run_demo(output_dir: Path, *, progress: Progress = _no_progress, rounds: int
     result = DemoResult(output_dir=str(output_dir), programs=len(records))
     result.files["corpus"] = str(write_parquet(records, output_dir / "corpus.parquet"))
 
+    clock = time.perf_counter()
+
+    def lap(stage: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        result.seconds[stage] = round(now - clock, 1)
+        clock = now
+
     if verify:
         total = sum(len(f.tasks) * len(f.variants) for f in corpus)
         runner = _runner(campaign)
@@ -255,6 +267,7 @@ def run_demo(output_dir: Path, *, progress: Progress = _no_progress, rounds: int
                                          programs=len(f.programs),
                                          variants=[v.name for v in f.variants]) for f in corpus]
 
+    lap("verify")
     advance = progress(f"simulate {rounds} rounds", 1)
     table = simulate(SimulationSettings(rounds=rounds, collapse=collapse, seed=seed,
                                         collapse_feature=collapse_feature),
@@ -264,6 +277,7 @@ def run_demo(output_dir: Path, *, progress: Progress = _no_progress, rounds: int
     result.notes.append(f"simulated {len(table)} rollouts over {rounds} rounds (rewards from "
                         "the analytical GPU model: labeled 'simulated')")
 
+    lap("simulate")
     advance = progress("discover + diagnose per round", rounds)
     # Fewer bootstrap resamples than a real round's default: on the demo's data 10 keep the
     # same F* and archive in every round and halve the stage (measured on the 2-core machine).
@@ -279,8 +293,10 @@ def run_demo(output_dir: Path, *, progress: Progress = _no_progress, rounds: int
         result.rounds.append(_round_summary(run, len(rows)))
         advance()
     assert run is not None  # rounds >= 1
+    lap("discover")
     result.campaign = _campaign(result.files["rollouts"], state, output_dir, rounds - 1,
                                 campaign, seed, progress)
+    lap("campaign")
     filled = sorted({c.task for c in result.campaign.coverage})
     total = int(table["task_id"].nunique())
     if len(filled) < total:

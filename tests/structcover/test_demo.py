@@ -44,6 +44,7 @@ def test_demo_simulates_discovers_diagnoses_and_writes_outputs(tmp_path: Path) -
     rollouts = pd.read_parquet(files["rollouts"])
     assert set(rollouts["reward_source"]) == {"simulated"}
     assert (tmp_path / "state" / "archive.json").is_file()
+    assert set(summary["seconds"]) == {"verify", "simulate", "discover", "campaign"}
 
     # The campaign on the last round: per-task SCov before/after, every added program new
     # (not a corpus or rollout program), verified equivalent on the CPU emulator and checked

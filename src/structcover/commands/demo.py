@@ -101,6 +101,9 @@ def demo(
         infeasible = sum(g.status == "infeasible" for g in left)
         console.print(f"gaps left: {len(left)} ({infeasible} proven infeasible, reasons in "
                       f"memory); stopped: {c.stopped}")
+    if result.seconds:
+        console.print("wall time per stage: " + ", ".join(
+            f"{stage} {secs:.0f} s" for stage, secs in result.seconds.items()))
     for name, path in result.files.items():
         console.print(f"  {name}: {path}")
 
