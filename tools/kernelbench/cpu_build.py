@@ -60,6 +60,7 @@ from structcover.tools.verify.emulator import (
     runtime_hash,
     runtime_objects,
 )
+from structcover.tools.verify.host_builtins import rename_host_builtins
 from structcover.tools.verify.rewriter import rewrite
 
 __all__ = ["ExtensionBuildError", "UnsupportedConstruct", "build_cpu_extension", "SHIMS_DIR"]
@@ -273,7 +274,9 @@ def translation_unit(ext: Any) -> tuple[str, list[str]]:
     cuda = _as_list(getattr(ext, "cuda_sources", None))
     ldflags = _as_list(getattr(ext, "extra_ldflags", None))
     found = scan_sources(cpp + cuda) + scan_ldflags(ldflags)
-    cpp_text = "\n".join(["#include <torch/extension.h>", *cpp])
+    # The C++ sources are host code compiled after the emulator's built-in macros: their own
+    # `blockDim`s are renamed as the CUDA sources' host code is (``host_builtins``).
+    cpp_text = "\n".join(["#include <torch/extension.h>", *map(rename_host_builtins, cpp)])
     parts: list[str] = []
     if cuda:
         rewritten = rewrite("\n".join(["#include <torch/types.h>", "#include <cuda.h>",

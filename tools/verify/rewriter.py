@@ -15,7 +15,8 @@ The structural edits use the tree-sitter CUDA grammar, not regexes:
 ``#line`` directives keep compiler messages on the original line numbers: every edit keeps the
 number of newlines of the text it replaces. The strictness edits (race-checked read-modify-writes,
 inter-block signals, launch arguments checked for host pointers, preprocessor tests that cannot
-see the emulator) are described in ``strict_rewrite``.
+see the emulator) are described in ``strict_rewrite``. Host code's own variables named like the
+built-ins (``dim3 blockDim(16, 16)`` in a launcher) are renamed first (``host_builtins``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from structcover.tools.cuda_ast import parser, walk
+from structcover.tools.verify.host_builtins import rename_host_builtins
 from structcover.tools.verify.profile_rewrite import Site, instrument
 from structcover.tools.verify.strict_rewrite import (
     hide_emulator_macros,
@@ -214,6 +216,7 @@ def rewrite(source: str, filename: str = "program.cu", *, profile: bool = False)
     """
     unsupported: list[str] = []
     sites: list[Site] = []
+    source = rename_host_builtins(source)
     if profile:
         source, sites = instrument(source)
     source = hide_emulator_macros(source)
