@@ -90,6 +90,77 @@ def _apply_move(values: dict[str, Any], name: str, direction: str) -> None:
         values[other] = max(v, x) if how == "min" else x
 
 
+def _changed_keys(moves: Mapping[str, str]) -> frozenset[str]:
+    """Every raw feature :func:`_apply_move` may write for ``moves`` (the moved ones and
+    their :data:`IMPLIED` companions)."""
+    out = set(moves)
+    for name, direction in moves.items():
+        out.update(IMPLIED.get((name, direction), {}))
+    return frozenset(out)
+
+
+class _Reads(Mapping[str, Any]):
+    """A read-only view that records which features a pattern rule looked up (``None``:
+    it iterated them all), so that a step that writes none of them keeps the rule's level."""
+
+    __slots__ = ("keys_read", "values")
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        self.values = values
+        self.keys_read: set[str] | None = set()
+
+    def _saw(self, key: str) -> None:
+        if self.keys_read is not None:
+            self.keys_read.add(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self._saw(key)
+        return self.values.get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        self._saw(key)
+        return self.values[key]
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str):
+            self._saw(key)
+        return key in self.values
+
+    def __iter__(self) -> Any:
+        self.keys_read = None
+        return iter(self.values)
+
+    def __len__(self) -> int:
+        self.keys_read = None
+        return len(self.values)
+
+
+def _levels_and_reads(values: Mapping[str, Any], axes: Sequence[str],
+                      dims: Mapping[str, Dimension] | None
+                      ) -> tuple[dict[str, str], dict[str, frozenset[str] | None]]:
+    """:func:`axis_levels` of ``values``, with the features each axis's level was read from
+    (None: unknown, any feature may matter)."""
+    levels: dict[str, str] = {}
+    reads: dict[str, frozenset[str] | None] = {}
+    for axis in axes:
+        if axis in PATTERN_RULES:
+            view = _Reads(values)
+            levels[axis] = PATTERN_RULES[axis](view)
+            reads[axis] = None if view.keys_read is None else frozenset(view.keys_read)
+        else:
+            levels.update(axis_levels(values, [axis], dims))
+            reads[axis] = frozenset((axis,))  # a dimension bins the axis's own value
+    return levels, reads
+
+
+def _moved(values: Mapping[str, Any], moves: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """A copy of ``values`` with ``moves`` (feature, direction) applied in order."""
+    out = dict(values)
+    for name, direction in moves:
+        _apply_move(out, name, direction)
+    return out
+
+
 def axis_levels(values: Mapping[str, Any], axes: Sequence[str],
                 dims: Mapping[str, Dimension] | None = None) -> dict[str, str]:
     """Levels of ``axes`` for raw ``values``: pattern rules, else the dimension's binning.
@@ -107,6 +178,16 @@ def axis_levels(values: Mapping[str, Any], axes: Sequence[str],
             if i >= 0:
                 out[axis] = dims[axis].label(i)
     return out
+
+
+def _tally_into(table: dict[tuple[str, str, str], Counter[str]], key: tuple[str, str, str],
+                after: str) -> None:
+    """Count one transition (a Counter made only for a new key: ``setdefault`` built one per
+    transition, most of indexing the evidence)."""
+    seen = table.get(key)
+    if seen is None:
+        seen = table[key] = Counter()
+    seen[after] += 1
 
 
 class EffectModel:
@@ -140,8 +221,15 @@ class EffectModel:
         self._own: dict[tuple[str, str, str], Counter[str]] = {}
         self._all: dict[tuple[str, str, str], Counter[str]] = {}
         self._tally: dict[str, tuple[int, int]] = {}
-        #: The last state's values and their levels (held, so the identity test is sound).
-        self._state: tuple[Mapping[str, Any], dict[str, str]] | None = None
+        #: The last state's values, their levels, and the features each level was read
+        #: from (held, so the identity test is sound).
+        self._state: tuple[Mapping[str, Any], dict[str, str],
+                           dict[str, frozenset[str] | None]] | None = None
+        #: Each operator's moves in order and the features they write (``predict``).
+        self._moves: dict[str, tuple[list[tuple[str, str]], frozenset[str]]] = {}
+        #: ``_observed`` answers: the evidence is fixed once indexed, and the planner asks
+        #: the same (operator, axis, level) in every state that has the level.
+        self._seen: dict[tuple[str, str, str], tuple[str, float] | None] = {}
         self._measured_own: dict[tuple[str, str, str], Counter[str]] = {}
         self._measured_all: dict[tuple[str, str, str], Counter[str]] = {}
         self._applied = {(t.operator, t.family) for t in measured}
@@ -152,9 +240,9 @@ class EffectModel:
                 if after is None:
                     continue
                 key = (t.operator, axis, before)
-                self._measured_all.setdefault(key, Counter())[after] += 1
+                _tally_into(self._measured_all, key, after)
                 if family is not None and t.family == family:
-                    self._measured_own.setdefault(key, Counter())[after] += 1
+                    _tally_into(self._measured_own, key, after)
         for o in outcomes:
             if family is None or o.family == family:
                 s, n = self._tally.get(o.operator, (0, 0))
@@ -166,9 +254,9 @@ class EffectModel:
                 if after is None:
                     continue
                 key = (o.operator, axis, before)
-                self._all.setdefault(key, Counter())[after] += 1
+                _tally_into(self._all, key, after)
                 if family is not None and o.family == family:
-                    self._own.setdefault(key, Counter())[after] += 1
+                    _tally_into(self._own, key, after)
 
     def success_rate(self, op: str, known_to_apply: bool = False) -> float:
         """Chance that applying ``op`` gives an equivalent variant, for this family.
@@ -203,6 +291,14 @@ class EffectModel:
         return (op, self.family) in self._applied
 
     def _observed(self, op: str, axis: str, before: str) -> tuple[str, float] | None:
+        key = (op, axis, before)
+        if key in self._seen:
+            return self._seen[key]
+        found = self._lookup(op, axis, before)
+        self._seen[key] = found  # idempotent: threads sharing the model write one answer
+        return found
+
+    def _lookup(self, op: str, axis: str, before: str) -> tuple[str, float] | None:
         tiers = ((self._own, 1.0), (self._all, 1.0), (self._measured_own, MEASURED_WEIGHT),
                  (self._measured_all, MEASURED_WEIGHT))
         for table, weight in tiers:
@@ -213,20 +309,30 @@ class EffectModel:
                 return after, weight * count / (total + 1)
         return None
 
-    def predict(self, op: str, levels: Mapping[str, str], values: Mapping[str, Any]) -> Effect:
-        """Levels after applying ``op`` in state (``levels``, ``values``)."""
-        info = self.operators[op]
-        new_values = dict(values)
-        for name, direction in sorted(info.moves.items()):
-            _apply_move(new_values, name, direction)
-        declared = axis_levels(new_values, self.axes, self.dims)
+    def predict(self, op: str, levels: Mapping[str, str], values: Mapping[str, Any], *,
+                keep_values: bool = True) -> Effect:
+        """Levels after applying ``op`` in state (``levels``, ``values``).
+
+        ``keep_values=False``: the caller never steps from the result (a chain's last
+        possible step), so its simulated values are left out (``Effect.values`` is empty) and
+        copied only where a pattern rule must read them.
+        """
+        moves = self._moves.get(op)
+        if moves is None:
+            info = self.operators[op]
+            moves = (sorted(info.moves.items()), _changed_keys(info.moves))
+            self._moves[op] = moves
+        new_values: dict[str, Any] | None = None
+        if keep_values:
+            new_values = _moved(values, moves[0])
         # Only what *this* step's moves change counts: simulated values carried over from
         # earlier steps may disagree with levels that came from observations.
         state = self._state  # read once: planner threads share one model
         if state is None or state[0] is not values:  # the planner asks every op per state
-            state = (values, axis_levels(values, self.axes, self.dims))
+            state = (values, *_levels_and_reads(values, self.axes, self.dims))
             self._state = state
-        unmoved = state[1]
+        unmoved, reads = state[1], state[2]
+        written = moves[1]
         out: dict[str, str] = {}
         conf = 1.0
         any_declared_change = any_observed_change = False
@@ -240,13 +346,23 @@ class EffectModel:
                 if seen[0] != before:
                     conf *= seen[1]
                     any_observed_change = True
-            else:
-                moved = axis in declared and declared[axis] != unmoved.get(axis)
-                out[axis] = declared[axis] if moved else before
-                any_declared_change |= out[axis] != before
+                continue
+            read = reads[axis]
+            if read is not None and written.isdisjoint(read):
+                # The step writes none of the rule's inputs: its level stays (the rules were
+                # most of a prediction's cost, evaluated for every axis of every step).
+                out[axis] = before
+                continue
+            if new_values is None:
+                new_values = _moved(values, moves[0])
+            declared = axis_levels(new_values, (axis,), self.dims)
+            moved = axis in declared and declared[axis] != unmoved.get(axis)
+            out[axis] = declared[axis] if moved else before
+            any_declared_change |= out[axis] != before
         if any_declared_change:
             conf *= DECLARED_CONFIDENCE
         basis: Basis = ("mixed" if any_observed_change and any_declared_change else
                         "observed" if any_observed_change else
                         "declared" if any_declared_change else "none")
-        return Effect(levels=out, values=new_values, basis=basis, confidence=conf)
+        return Effect(levels=out, values=new_values if keep_values and new_values is not None
+                      else {}, basis=basis, confidence=conf)

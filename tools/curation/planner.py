@@ -183,8 +183,11 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
         grown: list[tuple[tuple[Any, ...], tuple[Raw, ...], dict[str, str], dict[str, Any],
                           list[dict[str, str]], float]] = []
         for chain, levels, vals, seen, prob in frontier:
+            # Per state, not per operator: the chain's operators and tie-breaks so far.
+            prefix = tuple(s[0] for s in chain)
+            ties = [tie[o] for o in prefix]
             for op in ops:
-                path = (*(s[0] for s in chain), op)
+                path = (*prefix, op)
                 eff: Effect | None
                 if depth == 0 and first_steps is not None:
                     if op not in first_steps:
@@ -193,17 +196,19 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
                 else:
                     eff = memo.get(path) if memo is not None else None
                     if eff is None:
-                        eff = model.predict(op, levels, vals)
+                        # A chain of three is never stepped from: no values to carry.
+                        eff = model.predict(op, levels, vals, keep_values=len(path) < 3)
                         if memo is not None:
                             memo[path] = eff
                 if eff.levels == levels or eff.levels in seen:
                     continue  # a step that changes nothing, or undoes an earlier one
-                moved_axes.update(a for a in axes if eff.levels.get(a) != levels.get(a))
+                if len(moved_axes) < len(axes):
+                    moved_axes.update(a for a in axes if eff.levels.get(a) != levels.get(a))
                 rate = first_rates[op] if depth == 0 else rates[op]
                 p = prob * rate * eff.confidence
                 steps = (*chain, (op, eff.levels, eff.basis, rate, eff.confidence))
                 d = distance(eff.levels, target)
-                rank = (d > 0, d, -round(p, 9), len(steps), [tie[s[0]] for s in steps])
+                rank = (d > 0, d, -round(p, 9), len(steps), [*ties, tie[op]])
                 if d < d0:
                     found.append((rank, (steps, eff.levels, d, p)))
                 if depth + 1 < max_length and d > 0:

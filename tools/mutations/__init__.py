@@ -16,7 +16,16 @@ TRITON_MODULES = ("triton_block_size", "triton_warps_stages", "triton_grouped_or
                   "triton_fp32_accumulate", "triton_fuse_epilogue", "triton_mask_vectorize")
 
 
+#: Set once every operator module has been imported (later calls return at once: the
+#: registry is asked for on every operator application, twenty imports each time).
+_loaded = False
+
+
 def load_all() -> None:
     """Import every operator module so that each registers its operators."""
+    global _loaded
+    if _loaded:
+        return
     for name in MODULES + TRITON_MODULES:
         importlib.import_module(f"structcover.tools.mutations.{name}")
+    _loaded = True

@@ -7,13 +7,15 @@ they do not touch keeps its original formatting.
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
-from functools import lru_cache
 
 import tree_sitter as ts
 
 from structcover.arith import ExprError, eval_int_expr, from_c
 from structcover.tools.cuda_ast import parser, walk
+from structcover.tools.mutations._node_index import NodeIndex, lookup, register, unregister
 
 
 @dataclass(frozen=True)
@@ -33,18 +35,39 @@ class Src:
         return "" if node is None else self.text[node.start_byte:node.end_byte].decode()
 
 
-@lru_cache(maxsize=256)
+#: Parses kept (with their node indexes), most recently used last.
+PARSES = 256
+_PARSED: OrderedDict[str, tuple[Src, NodeIndex]] = OrderedDict()
+_PARSED_LOCK = threading.Lock()
+
+
 def parse(source: str) -> Src:
     """Parse CUDA source (cached: a campaign dry-runs every operator on each parent, and each
     operator parses it; operators only read the tree and splice text, so one parse serves
-    them all)."""
+    them all). A cached parse is indexed, so :func:`find` on its nodes walks nothing."""
+    with _PARSED_LOCK:
+        hit = _PARSED.get(source)
+        if hit is not None:
+            _PARSED.move_to_end(source)
+            return hit[0]
     data = source.encode()
-    return Src(data, parser().parse(data))
+    src = Src(data, parser().parse(data))
+    index = NodeIndex(src.root)
+    with _PARSED_LOCK:
+        hit = _PARSED.get(source)
+        if hit is not None:  # another thread parsed it meanwhile: keep one parse per text
+            return hit[0]
+        _PARSED[source] = (src, index)
+        register(index)
+        while len(_PARSED) > PARSES:
+            unregister(_PARSED.popitem(last=False)[1][1])
+    return src
 
 
 def find(node: ts.Node, *types: str) -> list[ts.Node]:
     """All descendants (and ``node`` itself) of the given types, in document order."""
-    return [n for n in walk(node) if n.type in types]
+    found = lookup(node, types)
+    return found if found is not None else [n for n in walk(node) if n.type in types]
 
 
 def splice(text: bytes, edits: list[tuple[int, int, str]]) -> str:

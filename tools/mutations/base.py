@@ -152,10 +152,13 @@ def get_operator(name: str) -> OperatorInfo:
     Raises:
         KeyError: Unknown operator; the message lists the known ones.
     """
-    ops = registry()
-    if name not in ops:
-        raise KeyError(f"unknown operator {name!r}; known: {', '.join(ops)}")
-    return ops[name]
+    from structcover.tools.mutations import load_all
+
+    load_all()
+    info = _REGISTRY.get(name)  # no sorted copy of the registry per application
+    if info is None:
+        raise KeyError(f"unknown operator {name!r}; known: {', '.join(registry())}")
+    return info
 
 
 class Builder:
