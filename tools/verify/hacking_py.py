@@ -19,6 +19,7 @@ import ast
 import re
 
 from structcover.tools.verify.hacking import CHECKS, CheckResult, run_cuda_checks
+from structcover.tools.verify.hacking_torch import extension_sources
 
 #: torch names that allocate or describe tensors (harness plumbing, not compute).
 _TORCH_ALLOWED = re.compile(
@@ -108,10 +109,11 @@ def _forward_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunc
 
 
 def _embedded_cuda(tree: ast.Module) -> str:
-    """The CUDA text of the module's string constants (joined)."""
+    """The CUDA text of the module's string constants, and every source given to
+    ``load_inline`` (C++ with no ``__global__`` or ``#include`` is checked too), joined."""
     texts = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
              and isinstance(n.value, str) and re.search(r"__global__|<<<|#\s*include", n.value)]
-    return "\n".join(texts)
+    return "\n".join(dict.fromkeys([*texts, *extension_sources(tree)]))
 
 
 def _triton_jit_functions(tree: ast.Module, names: _Names) -> list[ast.FunctionDef]:
