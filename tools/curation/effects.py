@@ -26,12 +26,14 @@ proposal on chains whose first step yields nothing.
 from __future__ import annotations
 
 import math
+import weakref
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from structcover.tools.coverage.bins import Dimension
+from structcover.tools.curation.effects_cache import Reads, index_measured, tally_into
 from structcover.tools.curation.effects_table import Transition
 from structcover.tools.features.structure import PATTERN_RULES
 from structcover.tools.mutations.base import OperatorInfo
@@ -99,42 +101,6 @@ def _changed_keys(moves: Mapping[str, str]) -> frozenset[str]:
     return frozenset(out)
 
 
-class _Reads(Mapping[str, Any]):
-    """A read-only view that records which features a pattern rule looked up (``None``:
-    it iterated them all), so that a step that writes none of them keeps the rule's level."""
-
-    __slots__ = ("keys_read", "values")
-
-    def __init__(self, values: Mapping[str, Any]) -> None:
-        self.values = values
-        self.keys_read: set[str] | None = set()
-
-    def _saw(self, key: str) -> None:
-        if self.keys_read is not None:
-            self.keys_read.add(key)
-
-    def get(self, key: str, default: Any = None) -> Any:
-        self._saw(key)
-        return self.values.get(key, default)
-
-    def __getitem__(self, key: str) -> Any:
-        self._saw(key)
-        return self.values[key]
-
-    def __contains__(self, key: object) -> bool:
-        if isinstance(key, str):
-            self._saw(key)
-        return key in self.values
-
-    def __iter__(self) -> Any:
-        self.keys_read = None
-        return iter(self.values)
-
-    def __len__(self) -> int:
-        self.keys_read = None
-        return len(self.values)
-
-
 def _levels_and_reads(values: Mapping[str, Any], axes: Sequence[str],
                       dims: Mapping[str, Dimension] | None
                       ) -> tuple[dict[str, str], dict[str, frozenset[str] | None]]:
@@ -144,7 +110,7 @@ def _levels_and_reads(values: Mapping[str, Any], axes: Sequence[str],
     reads: dict[str, frozenset[str] | None] = {}
     for axis in axes:
         if axis in PATTERN_RULES:
-            view = _Reads(values)
+            view = Reads(values)
             levels[axis] = PATTERN_RULES[axis](view)
             reads[axis] = None if view.keys_read is None else frozenset(view.keys_read)
         else:
@@ -180,16 +146,6 @@ def axis_levels(values: Mapping[str, Any], axes: Sequence[str],
     return out
 
 
-def _tally_into(table: dict[tuple[str, str, str], Counter[str]], key: tuple[str, str, str],
-                after: str) -> None:
-    """Count one transition (a Counter made only for a new key: ``setdefault`` built one per
-    transition, most of indexing the evidence)."""
-    seen = table.get(key)
-    if seen is None:
-        seen = table[key] = Counter()
-    seen[after] += 1
-
-
 class EffectModel:
     """Predicts operator effects on axis levels and operator success for one task family."""
 
@@ -214,6 +170,11 @@ class EffectModel:
         """
         self.operators = dict(operators)
         self.axes = list(axes)
+        self._axes_t = tuple(self.axes)
+        self._measured = measured
+        #: (weak other model, operator) -> ``predicts_like``; operator -> its transitions.
+        self._alike: dict[tuple[weakref.ref[EffectModel], str], bool] = {}
+        self._slices: dict[str, tuple[dict[tuple[str, str], Counter[str]], ...]] | None = None
         self.family = family
         self.stats = stats or StatsTable()
         self.dims = dims
@@ -230,19 +191,9 @@ class EffectModel:
         #: ``_observed`` answers: the evidence is fixed once indexed, and the planner asks
         #: the same (operator, axis, level) in every state that has the level.
         self._seen: dict[tuple[str, str, str], tuple[str, float] | None] = {}
-        self._measured_own: dict[tuple[str, str, str], Counter[str]] = {}
-        self._measured_all: dict[tuple[str, str, str], Counter[str]] = {}
-        self._applied = {(t.operator, t.family) for t in measured}
+        self._applied, self._measured_all, self._measured_own = index_measured(measured,
+                                                                                family)
         self._scope = (set(measured_scope[0]), set(measured_scope[1]))
-        for t in measured:
-            for axis, before in t.levels_before.items():
-                after = t.levels_after.get(axis)
-                if after is None:
-                    continue
-                key = (t.operator, axis, before)
-                _tally_into(self._measured_all, key, after)
-                if family is not None and t.family == family:
-                    _tally_into(self._measured_own, key, after)
         for o in outcomes:
             if family is None or o.family == family:
                 s, n = self._tally.get(o.operator, (0, 0))
@@ -254,9 +205,9 @@ class EffectModel:
                 if after is None:
                     continue
                 key = (o.operator, axis, before)
-                _tally_into(self._all, key, after)
+                tally_into(self._all, key, after)
                 if family is not None and o.family == family:
-                    _tally_into(self._own, key, after)
+                    tally_into(self._own, key, after)
 
     def success_rate(self, op: str, known_to_apply: bool = False) -> float:
         """Chance that applying ``op`` gives an equivalent variant, for this family.
@@ -308,6 +259,34 @@ class EffectModel:
                 after, count = min(seen.items(), key=lambda kv: (-kv[1], kv[0]))
                 return after, weight * count / (total + 1)
         return None
+
+    def predicts_like(self, other: EffectModel, op: str) -> bool:
+        """Whether ``other`` predicts ``op`` as this model does from every state: the same
+        axes, dimensions, operator, corpus table and family, and the same observed
+        transitions of ``op`` (no other operator's evidence enters ``op``'s predictions, and
+        a new outcome is one operator's)."""
+        if other is self:
+            return True
+        key = (weakref.ref(other), op)  # weak: models must not keep older models alive
+        alike = self._alike.get(key)
+        if alike is None:
+            alike = (other._axes_t == self._axes_t and other.dims is self.dims
+                     and other.operators.get(op) is self.operators.get(op)
+                     and other._measured is self._measured and other.family == self.family
+                     and other._slice(op) == self._slice(op))
+            self._alike[key] = alike
+        return alike
+
+    def _slice(self, op: str) -> tuple[dict[tuple[str, str], Counter[str]], ...]:
+        """``op``'s observed transitions, (axis, before) -> Counter(after), own and all."""
+        slices = self._slices
+        if slices is None:
+            slices = {}
+            for i, table in enumerate((self._own, self._all)):
+                for (o, axis, before), seen in table.items():
+                    slices.setdefault(o, ({}, {}))[i][(axis, before)] = seen
+            self._slices = slices
+        return slices.get(op, ({}, {}))
 
     def predict(self, op: str, levels: Mapping[str, str], values: Mapping[str, Any], *,
                 keep_values: bool = True) -> Effect:

@@ -35,6 +35,9 @@ if TYPE_CHECKING:  # importing the store pulls in Chroma; the planner only reads
 
 #: States kept per chain length in the search (every one-step chain is always predicted).
 BEAM = 24
+#: What one prediction was made from: the state's values and levels, the model, and the
+#: effect predicted.
+Traced = tuple[Mapping[str, Any], Mapping[str, str], EffectModel, Effect]
 #: Ordered axes: a miss by two levels counts more than a miss by one.
 _ORDINAL = {"pattern.intensity": ("low", "medium", "high"),
             "pattern.vector_width": ("1", "2", "4", "8")}
@@ -111,6 +114,8 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
                 effects: EffectsTable | None = None,
                 memo: dict[tuple[str, ...], Effect] | None = None,
                 model: EffectModel | None = None,
+                trace: dict[tuple[str, ...], Traced] | None = None,
+                prior: Mapping[tuple[str, ...], Traced] | None = None,
                 applicable: Collection[str] = (),
                 first_steps: Mapping[str, Mapping[str, Any]] | None = None) -> Plan:
     """Rank operator chains that move a program toward ``target``.
@@ -135,6 +140,13 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
         model: An effect model already built for these axes, family, tables and outcomes
             (with ``operators`` or more): indexing the evidence is most of a plan's cost, so
             a caller planning many programs builds it once (:func:`effect_model`).
+        trace: Filled with what each prediction made here was made from (the state's values
+            and levels, the model) by operator chain: the next call's ``prior``.
+        prior: A ``trace`` of an earlier plan of this program (same operators and dimensions)
+            with other outcomes in memory: a chain whose state and evidence are unchanged
+            takes its effect from there instead of being predicted again (a new outcome
+            changes the evidence of one operator at a few levels, and planning re-predicted
+            every chain after each).
         applicable: Operators a dry run showed to apply to this program: their first step
             is rated by equivalence alone (``EffectModel.success_rate``).
         first_steps: Feature values of each operator's variant of this program, from a dry
@@ -196,8 +208,7 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
                 else:
                     eff = memo.get(path) if memo is not None else None
                     if eff is None:
-                        # A chain of three is never stepped from: no values to carry.
-                        eff = model.predict(op, levels, vals, keep_values=len(path) < 3)
+                        eff = _predicted(model, op, path, levels, vals, trace, prior)
                         if memo is not None:
                             memo[path] = eff
                 if eff.levels == levels or eff.levels in seen:
@@ -225,6 +236,24 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
                      + (f"; nothing moves {', '.join(plan.unmovable)}" if plan.unmovable
                         else ""))
     return plan
+
+
+def _predicted(model: EffectModel, op: str, path: tuple[str, ...], levels: dict[str, str],
+               vals: dict[str, Any], trace: dict[tuple[str, ...], Traced] | None,
+               prior: Mapping[tuple[str, ...], Traced] | None) -> Effect:
+    """``model.predict`` of the chain's last step, or the earlier prediction in ``prior``
+    when it was made from equal values and levels by a model that predicts ``op`` alike (a
+    prediction reads nothing else, so it would come out the same)."""
+    old = prior.get(path) if prior else None
+    if old is not None and old[1] == levels and (old[0] is vals or old[0] == vals) \
+            and model.predicts_like(old[2], op):
+        eff = old[3]
+    else:
+        # A chain of three is never stepped from: no values to carry.
+        eff = model.predict(op, levels, vals, keep_values=len(path) < 3)
+    if trace is not None:
+        trace[path] = (vals, levels, model, eff)
+    return eff
 
 
 def _levels(values: Mapping[str, Any], axes: Sequence[str],

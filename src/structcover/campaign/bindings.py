@@ -31,11 +31,18 @@ class PlannerBinding:
     #: Predicted effects by family, then (parent features, axes): planning one parent toward
     #: every bin of its task predicts each operator chain once.
     memos: dict[str, dict[str, dict[tuple[str, ...], Any]]] = field(default_factory=dict)
+    #: What each memo's predictions were made from (``plan_chains``'s ``trace``), by family
+    #: and memo key; kept as the next ``prior`` when the family's evidence changes, so that
+    #: re-planning predicts again only the chains the new outcomes touch.
+    traces: dict[str, dict[str, dict[tuple[str, ...], Any]]] = field(default_factory=dict)
+    priors: dict[str, dict[str, dict[tuple[str, ...], Any]]] = field(default_factory=dict)
     _outcomes: tuple[int, list[Any]] = (-1, [])
     #: Effect models by (family, axes) for the outcomes in ``_outcomes``.
     _models: dict[tuple[str, tuple[str, ...]], Any] = field(default_factory=dict)
     #: The family's operator-outcome count its cached plans and memos were made for.
     _cached_for: dict[str, int] = field(default_factory=dict)
+    #: Memory's operator-outcome count of all families, and of each family asked at it.
+    _counts: tuple[int, dict[str, int]] = field(default_factory=lambda: (-1, {}))
 
     def plan(self, features: dict[str, Any], bounds: dict[str, str], *, seed: int, k: int,
              family: str = "", operators: frozenset[str] | None = None,
@@ -48,10 +55,11 @@ class PlannerBinding:
         outcomes (observed transitions the planner falls back on) reach this family's plans
         when its own evidence next changes.
         """
-        seen = self.store.count_operator_outcomes(family or None)
+        seen = self._family_count(family)
         if self._cached_for.get(family) != seen:
             self.cache.pop(family, None)  # never asked for again: drop, not accumulate
             self.memos.pop(family, None)
+            self.priors[family] = self.traces.pop(family, {})
             self._cached_for[family] = seen
         feats = sorted(features.items())
         only = sorted(operators) if operators is not None else None
@@ -62,16 +70,35 @@ class PlannerBinding:
                         for op, vals in (first_steps or {}).items())
         key = json.dumps([feats, sorted(bounds.items()), seed, k, only, landed], default=str)
         if key not in plans:
-            memo = self.memos.setdefault(family, {}).setdefault(
-                json.dumps([feats, sorted(bounds), only, landed], default=str), {})
+            mkey = json.dumps([feats, sorted(bounds), only, landed], default=str)
+            memo = self.memos.setdefault(family, {}).setdefault(mkey, {})
+            trace = self.traces.setdefault(family, {}).setdefault(mkey, {})
             plans[key] = self._plan(features, bounds, seed=seed, k=k, family=family, memo=memo,
-                                    only=operators, first_steps=first_steps)
+                                    only=operators, first_steps=first_steps, trace=trace,
+                                    prior=self.priors.get(family, {}).get(mkey))
         return [list(c) for c in plans[key]]
+
+    def _family_count(self, family: str) -> int:
+        """Memory's operator-outcome count on ``family`` (all families for ""), asked of the
+        store only when the count of all families moved: outcomes are only ever added, so
+        an unchanged total is an unchanged count of every family (one store call per plan,
+        not two: each is a hop to the store's thread)."""
+        total = self.store.count_operator_outcomes()
+        state = self._counts  # one tuple: threads never pair one total with another's counts
+        if state[0] != total:
+            state = (total, {})
+            self._counts = state
+        counts = state[1]
+        if family not in counts:
+            counts[family] = total if not family else self.store.count_operator_outcomes(family)
+        return counts[family]
 
     def _plan(self, features: dict[str, Any], bounds: dict[str, str], *, seed: int, k: int,
               family: str, memo: dict[tuple[str, ...], Any],
               only: frozenset[str] | None = None,
-              first_steps: Mapping[str, Mapping[str, Any]] | None = None) -> list[list[str]]:
+              first_steps: Mapping[str, Mapping[str, Any]] | None = None,
+              trace: dict[tuple[str, ...], Any] | None = None,
+              prior: Mapping[tuple[str, ...], Any] | None = None) -> list[list[str]]:
         from structcover.tools.curation.effects_table import load_effects
         from structcover.tools.curation.planner import plan_chains
         from structcover.tools.mutations.stats import load_stats
@@ -84,7 +111,9 @@ class PlannerBinding:
         from structcover.tools.curation.planner import effect_model
         from structcover.tools.mutations.base import registry
 
-        seen = self.store.count_operator_outcomes()
+        # The total :meth:`plan` just read (outcomes are recorded between steps, not while
+        # a step plans): asking the store again bought nothing.
+        seen = self._counts[0]
         if self._outcomes[0] != seen:  # memory's outcomes, read again only when they grew
             self._outcomes = (seen, list(self.store.operator_outcomes()))
             self._models = {}
@@ -110,7 +139,8 @@ class PlannerBinding:
         plan = plan_chains(features, bounds, family=family or None, dims=self.dims, k=k,
                            seed=seed, outcomes=self._outcomes[1], operators=ops,
                            effects=self.effects, stats=self.stats, memo=memo, model=model,
-                           applicable=only or (), first_steps=first_steps)
+                           applicable=only or (), first_steps=first_steps, trace=trace,
+                           prior=prior)
         # Only chains predicted to reach the bin: a chain that merely gets closer lands its
         # candidate in another bin, which the campaign would pay a full verification to learn
         # (on the demo, 99 of 160 candidates: histograms keep their atomics, SpMV its

@@ -13,9 +13,9 @@ from structcover.tools.curation.effects import (
     DECLARED_CONFIDENCE,
     EffectModel,
     _apply_move,
-    _Reads,
     axis_levels,
 )
+from structcover.tools.curation.effects_cache import Reads
 from structcover.tools.curation.effects_table import load_effects
 from structcover.tools.curation.planner import effect_model, plan_chains
 from structcover.tools.data.corpus import load_corpus
@@ -97,14 +97,14 @@ def test_predictions_equal_the_plain_computation(parents) -> None:
 
 
 def test_a_rule_that_iterates_the_values_is_always_evaluated_again() -> None:
-    view = _Reads({"a": 1, "b": 2})
+    view = Reads({"a": 1, "b": 2})
     assert view.get("a") == 1 and "c" not in view
     assert view.keys_read == {"a", "c"}
     assert sorted(view) == ["a", "b"]
     assert view.keys_read is None
     # the shipped rules read by name only: their inputs are known
     for axis, rule in PATTERN_RULES.items():
-        v = _Reads({"mem.global_coalesced": 1.0, "intensity.flop_per_byte": math.nan})
+        v = Reads({"mem.global_coalesced": 1.0, "intensity.flop_per_byte": math.nan})
         rule(v)
         assert v.keys_read is not None, axis
 
@@ -122,3 +122,39 @@ def test_plans_with_a_shared_memo_and_model_equal_plans_from_scratch(parents) ->
                                  seed=3, memo=memo, model=model)
             assert [c.operators for c in shared.chains] == [c.operators for c in fresh.chains]
             assert shared == fresh
+
+
+def test_a_new_outcome_changes_only_its_operators_predictions() -> None:
+    ops = registry()
+    before = EffectModel(ops, AXES, family="softmax", outcomes=_outcomes()[:2])
+    after = EffectModel(ops, AXES, family="softmax", outcomes=_outcomes())
+    assert not after.predicts_like(before, "block_to_one_warp")
+    assert after.predicts_like(before, "stores_atomic") and after.predicts_like(before, "serialize")
+    other_family = EffectModel(ops, AXES, family="gemm", outcomes=_outcomes())
+    assert not other_family.predicts_like(after, "serialize")
+
+
+def test_plans_reusing_a_prior_trace_equal_plans_from_scratch(parents) -> None:
+    ops = registry()
+    outcomes = _outcomes() + [
+        OperatorOutcome(operator=op, family=fam, success=ok, stage="passed", round=1,
+                        program_id=f"q{n}", levels_before={"pattern.global_access": "coalesced"},
+                        levels_after={"pattern.global_access": to} if ok else {})
+        for n, (op, fam, ok, to) in enumerate([("lanes_split", "softmax", True, "strided"),
+                                                ("serialize", "histogram", True, "broadcast"),
+                                                ("loads_indirect", "spmv_csr", False, "")])]
+    bins = [{"pattern.global_access": a, "pattern.sync": s}
+            for a in ("strided", "broadcast") for s in ("none", "atomic_or_grid")]
+    for family, values in parents[:2]:
+        prior: dict = {}
+        for n in (0, 2, 3, 4, 6):  # more outcomes in memory each time
+            seen = outcomes[:n]
+            model = effect_model(ops, list(bins[0]), family=family, outcomes=seen)
+            memo: dict = {}
+            trace: dict = {}
+            for target in bins:
+                fresh = plan_chains(values, target, family=family, outcomes=seen, k=4, seed=1)
+                again = plan_chains(values, target, family=family, outcomes=seen, k=4, seed=1,
+                                    memo=memo, model=model, trace=trace, prior=prior)
+                assert again == fresh, (family, n, target)
+            prior = trace
