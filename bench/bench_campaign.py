@@ -26,14 +26,11 @@ import argparse
 import json
 import os
 import platform
-import random
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-
-import pandas as pd
 
 
 def _demo_state(out: Path, seed: int) -> tuple[Path, Path, int]:
@@ -55,95 +52,11 @@ def _demo_state(out: Path, seed: int) -> tuple[Path, Path, int]:
     return Path(rollouts), out / "state", 2
 
 
-_PROBLEM = '''"""{title}."""
-import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-
-    def forward(self, a, b):
-        return {expr}
-
-
-size = {size}
-
-
-def get_inputs():
-    return [torch.randn(size), torch.randn(size)]
-
-
-def get_init_inputs():
-    return []
-'''
-
-_CANDIDATE = '''import torch.nn as nn
-from torch.utils.cpp_extension import load_inline
-
-cuda_source = """
-#include <torch/extension.h>
-
-__global__ void op_kernel(const float* a, const float* b, float* out, int n) {{
-{body}
-}}
-
-torch::Tensor op_cuda(torch::Tensor a, torch::Tensor b) {{
-    auto out = torch::empty_like(a);
-    const int n = a.numel();
-    const int threads = {threads};
-    const int blocks = {blocks};
-    op_kernel<<<blocks, threads>>>(a.data_ptr<float>(), b.data_ptr<float>(),
-                                   out.data_ptr<float>(), n);
-    return out;
-}}
-"""
-
-ext = load_inline(name="kb_{name}", cpp_sources="torch::Tensor op_cuda(torch::Tensor a, "
-                  "torch::Tensor b);", cuda_sources=cuda_source, functions=["op_cuda"])
-
-
-class ModelNew(nn.Module):
-    def __init__(self):
-        super().__init__()
-
-    def forward(self, a, b):
-        return ext.op_cuda(a.contiguous(), b.contiguous())
-'''
-
-_GUARDED = """    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) {{
-        out[i] = {expr};
-    }}"""
-_STRIDED = """    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {{
-        out[i] = {expr};
-    }}"""
-_TASKS = (("1_mul", "Elementwise product", "a * b", "a[i] * b[i]", 4099),
-          ("2_scale", "Scaled sum", "2.0 * a + b", "2.0f * a[i] + b[i]", 3001))
-
-
 def _kernelbench_state(out: Path, seed: int) -> tuple[Path, Path, Path]:
-    """KernelBench rollouts (2 problems x 4 block sizes x guarded/grid-stride, simulated
-    rewards) and their problems folder: (rollouts, state, problems)."""
-    problems = out / "problems"
-    problems.mkdir(parents=True, exist_ok=True)
-    rng = random.Random(seed)
-    rows = []
-    for task, title, torch_expr, expr, size in _TASKS:
-        (problems / f"{task}.py").write_text(_PROBLEM.format(title=title, expr=torch_expr,
-                                                              size=size))
-        for threads in (64, 128, 256, 512):
-            for strided in (False, True):
-                body = (_STRIDED if strided else _GUARDED).format(expr=expr)
-                program = _CANDIDATE.format(
-                    body=body, threads=threads, name=f"{task}_{threads}_{int(strided)}",
-                    blocks="64" if strided else "(n + threads - 1) / threads")
-                speedup = 1.0 + 0.4 * strided + 0.2 * (threads == 256) + rng.gauss(0, 0.05)
-                rows += [{"task_id": task, "program": program, "round": 0, "correct": True,
-                          "speedup": round(speedup, 4)}] * 2
-    data = out / "rollouts.parquet"
-    pd.DataFrame(rows).to_parquet(data)
+    """The sample KernelBench rollouts and their problems folder: (rollouts, state, problems)."""
+    from structcover.tools.simulation.kernelbench_sample import write_sample
+
+    data, problems = write_sample(out, seed)
     return data, out / "state", problems
 
 

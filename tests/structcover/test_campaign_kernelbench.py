@@ -1,7 +1,8 @@
 """A campaign on KernelBench-format rollouts adds verified mutants offline.
 
-Rollouts are Python candidates (``ModelNew`` with load_inline CUDA) of two problems written
-here, with simulated rewards; the task ids are problem ids within ``--problems DIR``. Every
+Rollouts are Python candidates (``ModelNew`` with load_inline CUDA) of two small problems
+(``tools/simulation/kernelbench_sample.py``), with simulated rewards; the task ids are
+problem ids within ``--problems DIR``. Every
 part is real: diagnosis and archive, the planner, the operators applied inside the embedded
 CUDA and re-embedded, and the Verifier's pipeline, which routes a ``kernelbench`` task to
 ``verify_kernelbench`` on the CPU backend (the load_inline sources built for the CPU).
@@ -9,96 +10,10 @@ CUDA and re-embedded, and the Verifier's pipeline, which routes a ``kernelbench`
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import pandas as pd
 import pytest
-
-PROBLEM_MUL = '''"""Elementwise product (a size no block size divides)."""
-import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-
-    def forward(self, a, b):
-        return a * b
-
-
-size = 4099
-
-
-def get_inputs():
-    return [torch.randn(size), torch.randn(size)]
-
-
-def get_init_inputs():
-    return []
-'''
-
-PROBLEM_SCALE = PROBLEM_MUL.replace("Elementwise product", "Scaled sum").replace(
-    "return a * b", "return 2.0 * a + b").replace("4099", "3001")
-
-CANDIDATE = '''import torch.nn as nn
-from torch.utils.cpp_extension import load_inline
-
-cuda_source = """
-#include <torch/extension.h>
-
-__global__ void op_kernel(const float* a, const float* b, float* out, int n) {{
-{body}
-}}
-
-torch::Tensor op_cuda(torch::Tensor a, torch::Tensor b) {{
-    auto out = torch::empty_like(a);
-    const int n = a.numel();
-    const int threads = {threads};
-    const int blocks = {blocks};
-    op_kernel<<<blocks, threads>>>(a.data_ptr<float>(), b.data_ptr<float>(),
-                                   out.data_ptr<float>(), n);
-    return out;
-}}
-"""
-
-ext = load_inline(name="kb_{name}", cpp_sources="torch::Tensor op_cuda(torch::Tensor a, "
-                  "torch::Tensor b);", cuda_sources=cuda_source, functions=["op_cuda"])
-
-
-class ModelNew(nn.Module):
-    def __init__(self):
-        super().__init__()
-
-    def forward(self, a, b):
-        return ext.op_cuda(a.contiguous(), b.contiguous())
-'''
-
-GUARDED = """    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) {{
-        out[i] = {expr};
-    }}"""
-STRIDED = """    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {{
-        out[i] = {expr};
-    }}"""
-
-
-def _rollouts(rng: random.Random) -> pd.DataFrame:
-    rows = []
-    for task, expr in (("1_mul", "a[i] * b[i]"), ("2_scale", "2.0f * a[i] + b[i]")):
-        for threads in (64, 128, 256, 512):
-            for strided in (False, True):
-                body = (STRIDED if strided else GUARDED).format(expr=expr)
-                blocks = "64" if strided else "(n + threads - 1) / threads"
-                program = CANDIDATE.format(body=body, threads=threads, blocks=blocks,
-                                           name=f"{task}_{threads}_{int(strided)}")
-                # Simulated reward: grid-stride and 256 threads are (made up to be) faster.
-                speedup = 1.0 + 0.4 * strided + 0.2 * (threads == 256) + rng.gauss(0, 0.05)
-                for _ in range(2):
-                    rows.append({"task_id": task, "program": program, "round": 0,
-                                 "correct": True, "speedup": round(speedup, 4)})
-    return pd.DataFrame(rows)
 
 
 @pytest.mark.kernelbench
@@ -108,14 +23,10 @@ def test_campaign_on_kernelbench_rollouts_adds_verified_mutants(tmp_path: Path) 
     pytest.importorskip("torch")
     from structcover.campaign import CampaignOptions, run_campaign
     from structcover.tools.kernelbench.candidate import find_inline_extensions
+    from structcover.tools.simulation.kernelbench_sample import write_sample
 
-    problems = tmp_path / "problems"
-    problems.mkdir()
-    (problems / "1_mul.py").write_text(PROBLEM_MUL)
-    (problems / "2_scale.py").write_text(PROBLEM_SCALE)
-    data = tmp_path / "rollouts.parquet"
-    table = _rollouts(random.Random(5))
-    table.to_parquet(data)
+    data, problems = write_sample(tmp_path, seed=5)
+    table = pd.read_parquet(data)
 
     result = run_campaign(data, tmp_path / "state", CampaignOptions(
         budget=2, backend="cpu", problems=problems, target_scov=1.0, targets_per_step=2,
@@ -177,8 +88,9 @@ def test_campaign_problems_option_reaches_the_run(tmp_path: Path,
 
 def test_kernelbench_tasks_get_specs_from_the_problems_folder(tmp_path: Path) -> None:
     from structcover.campaign.prepare import _kernelbench_specs
+    from structcover.tools.simulation.kernelbench_sample import problem_source
 
-    (tmp_path / "1_mul.py").write_text(PROBLEM_MUL)
+    (tmp_path / "1_mul.py").write_text(problem_source("1_mul"))
 
     class Port:
         specs: dict[str, object] = {"saxpy": object()}  # a corpus task keeps its spec
