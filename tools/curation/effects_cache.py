@@ -65,10 +65,10 @@ class Reads(Mapping[str, Any]):
     """A read-only view that records which features a pattern rule looked up (``None``:
     it iterated them all), so that a step that writes none of them keeps the rule's level."""
 
-    __slots__ = ("keys_read", "values")
+    __slots__ = ("keys_read", "_values")
 
     def __init__(self, values: Mapping[str, Any]) -> None:
-        self.values = values
+        self._values = values
         self.keys_read: set[str] | None = set()
 
     def _saw(self, key: str) -> None:
@@ -77,21 +77,21 @@ class Reads(Mapping[str, Any]):
 
     def get(self, key: str, default: Any = None) -> Any:
         self._saw(key)
-        return self.values.get(key, default)
+        return self._values.get(key, default)
 
     def __getitem__(self, key: str) -> Any:
         self._saw(key)
-        return self.values[key]
+        return self._values[key]
 
     def __contains__(self, key: object) -> bool:
         if isinstance(key, str):
             self._saw(key)
-        return key in self.values
+        return key in self._values
 
     def __iter__(self) -> Any:
         self.keys_read = None
-        return iter(self.values)
+        return iter(self._values)
 
     def __len__(self) -> int:
         self.keys_read = None
-        return len(self.values)
+        return len(self._values)
