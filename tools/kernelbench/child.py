@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import sys
 import traceback
@@ -200,6 +201,23 @@ def _gpu(job: dict[str, Any]) -> bool:
     return bool(job.get("gpu", job["device"] == "cuda"))
 
 
+def _deterministic(torch: Any) -> None:
+    """``torch.use_deterministic_algorithms(True, warn_only=True)`` without importing inductor.
+
+    The public function imports ``torch._inductor.config`` (and with it ``torch._dynamo``) only
+    to copy the flag into inductor's config: that import was half of a child's start-up
+    (docs/KERNELBENCH.md, "Cost"). The same two effects, cheaper: the flag set in torch's C++
+    core, and ``TORCHINDUCTOR_DETERMINISTIC=1``, the default inductor's config reads from the
+    environment should the candidate import it later (``torch.compile``).
+    """
+    os.environ["TORCHINDUCTOR_DETERMINISTIC"] = "1"
+    setter = getattr(torch._C, "_set_deterministic_algorithms", None)
+    if setter is None or "torch._inductor.config" in sys.modules:
+        torch.use_deterministic_algorithms(True, warn_only=True)  # another torch, or too late
+    else:
+        setter(True, warn_only=True)
+
+
 def _prepare(job: dict[str, Any]) -> tuple[ModuleType, str]:
     import torch
 
@@ -215,7 +233,7 @@ def _prepare(job: dict[str, Any]) -> tuple[ModuleType, str]:
             from structcover.tools.kernelbench.triton_path import install_cpu_triton
 
             install_cpu_triton()
-        torch.use_deterministic_algorithms(True, warn_only=True)
+        _deterministic(torch)
         torch.utils.deterministic.fill_uninitialized_memory = True  # type: ignore[attr-defined]
     problem = _import_file("kb_problem", Path(job["problem_file"]))
     problem.__dict__.update(job["sizes"])
