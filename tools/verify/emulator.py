@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -133,12 +134,17 @@ def runtime_objects(cache_dir: Path, timeout_s: float = 300.0) -> list[Path]:
     """The compiled runtime sources (runtime/*.cpp), built once per runtime hash."""
     cxx = compiler()
     key = runtime_hash(cxx)
-    objects = []
-    for src in sorted(RUNTIME_DIR.glob("*.cpp")):
+
+    def one(src: Path) -> Path:
         final = Path(cache_dir) / f"{src.stem}-{key}.o"
-        objects.append(_atomic_build(final, lambda out, src=src: _compile(
-            [cxx, *CXXFLAGS, "-I", str(RUNTIME_DIR), "-c", str(src), "-o", str(out)], timeout_s)))
-    return objects
+        return _atomic_build(final, lambda out: _compile(
+            [cxx, *CXXFLAGS, "-I", str(RUNTIME_DIR), "-c", str(src), "-o", str(out)], timeout_s))
+
+    # One g++ per core: a cold first run builds eight runtime units (about 15 s one at a time
+    # on two cores, the first thing a new user waits for).
+    sources = sorted(RUNTIME_DIR.glob("*.cpp"))
+    with ThreadPoolExecutor(max_workers=max(1, min(len(sources), os.cpu_count() or 1))) as pool:
+        return list(pool.map(one, sources))
 
 
 #: The force-included stub that the precompiled header is built from (``-include`` finds the
@@ -175,8 +181,11 @@ def prepare_runtime(cache_dir: Path, timeout_s: float = 300.0) -> list[Path]:
     Returns:
         The runtime object files (the precompiled header is found by ``build_library``).
     """
-    objects = runtime_objects(cache_dir, timeout_s)
-    runtime_pch(cache_dir, timeout_s)
+    # The precompiled header builds beside the objects (each is one g++ on one core).
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pch = pool.submit(runtime_pch, cache_dir, timeout_s)
+        objects = runtime_objects(cache_dir, timeout_s)
+        pch.result()
     return objects
 
 
