@@ -16,9 +16,17 @@ The target set is the task's fastest program (whole-program collapse, as RL tend
 with ``collapse_feature``, the programs sharing that feature's most common value across the
 whole corpus (one value for every task, as a policy that drops a structure everywhere does;
 per-task modes could pull tasks in opposite directions and leave the pooled distribution
-unchanged). Tasks without any program of that value do not collapse. Rewards come from
-:mod:`gpu_model` (``reward_source =
-"simulated"``) unless a measured timing exists for the program (``"measured-gpu"``).
+unchanged). Tasks without any program of that value do not collapse.
+
+Rewards (``rewards="modelled"``, the default) come from the timing model
+(:mod:`timing_model` via :mod:`modelled`) over each program's OWN measured CPU-emulator
+counters (:mod:`profiles`: packaged cache of the corpus and its mutants, else profiled now),
+``reward_source = "modelled"``; the structure discovery later finds is not an input to them.
+A program whose profile fails is never drawn (a mutant falls back to its parent), and the
+reason is kept in ``table.attrs["unprofiled"]``. ``rewards="analytic"`` keeps the old
+roofline over static features (:mod:`gpu_model`, ``"simulated"``), for comparison only. A
+measured timing for a program always wins (``"measured-gpu"``). Log-normal noise
+(``noise_sigma``) stands for run-to-run variation in both modelled modes.
 """
 
 from __future__ import annotations
@@ -33,6 +41,10 @@ import pandas as pd
 from structcover.schema import content_hash
 from structcover.tools.data.corpus import TaskFamily, load_corpus
 from structcover.tools.simulation.gpu_model import GpuSpec, predict_time_s, workload
+from structcover.tools.simulation.gpu_specs import DEFAULT_GPU
+
+#: Reward sources :func:`simulate` can draw from.
+REWARDS = ("modelled", "analytic")
 
 
 @dataclass(frozen=True)
@@ -131,17 +143,33 @@ def _prefetch_variants(sources: list[str]) -> None:
 
 def simulate(settings: SimulationSettings = SimulationSettings(), *,
              families: list[TaskFamily] | None = None, measured: dict[str, float] | None = None,
-             gpu: GpuSpec = GpuSpec()) -> pd.DataFrame:  # noqa: B008 - frozen dataclass
+             gpu: GpuSpec = GpuSpec(), rewards: str = "modelled",  # noqa: B008 - frozen
+             gpu_name: str = DEFAULT_GPU, store: object | None = None) -> pd.DataFrame:
     """Simulate ``settings.rounds`` rounds of rollouts; one feature-table row per rollout.
 
     Columns: ``program_id``, ``task_id``, ``round``, ``correct``, ``speedup``, ``runtime_ms``,
     ``reward_source``, ``program``, ``family``, ``variant``, ``origin`` (``corpus`` or
     ``mutated``), ``mutation`` (operator and parameters, empty when not mutated) and every
-    feature (extracted from ``program`` itself).
+    feature (extracted from ``program`` itself). ``table.attrs``: ``rewards`` (where the
+    rewards come from, in words), ``unprofiled`` (program -> why it has no modelled time)
+    and ``profiles`` (how many profiles came from the packaged cache, the user cache, a run
+    now, and how many an older profiler measured).
+
+    Args:
+        settings: The simulator's knobs.
+        families: Corpus families (the sample corpus by default).
+        measured: Measured run times (ms) by program id; they win over any model.
+        gpu: The analytic model's GPU (``rewards="analytic"`` only).
+        rewards: ``modelled`` (timing model over measured counters) or ``analytic``.
+        gpu_name: The timing model's GPU (a key of ``gpu_specs.GPUS``).
+        store: A ``profiles.ProfileStore`` (the packaged + user caches by default).
 
     Raises:
-        ValueError: The corpus is empty, or ``collapse_feature`` is not a feature.
+        ValueError: The corpus is empty, ``collapse_feature`` is not a feature, ``rewards`` or
+            ``gpu_name`` is unknown, or no program of a task could be profiled.
     """
+    if rewards not in REWARDS:
+        raise ValueError(f"rewards must be one of {REWARDS}, got {rewards!r}")
     families = load_corpus() if families is None else families
     if not families:
         raise ValueError("simulate: the corpus has no task families")
@@ -152,34 +180,57 @@ def simulate(settings: SimulationSettings = SimulationSettings(), *,
     if settings.mutate_p > 0:
         _prefetch_variants([p.source for fam in families for p in fam.programs])
     mode = _corpus_mode(settings.collapse_feature, all_feats)
+    if rewards == "modelled":
+        timer = _ModelledTimes(families, settings.mutate_p > 0, gpu_name, store)
+        attrs = timer.attrs()
+    else:
+        attrs = {"rewards": "simulated: analytic roofline over static features "
+                            "(tools/simulation/gpu_model.py)", "unprofiled": {}, "profiles": {}}
     for fam in families:
         progs = fam.programs
         feats = all_feats[fam.name]
         for spec in fam.tasks:
-            work = workload(spec)
-            ref_s = predict_time_s(feats[0], work, gpu)
-            times = np.array([predict_time_s(f, work, gpu) for f in feats])
-            target = _target_set(settings.collapse_feature, mode, feats, times)
+            if rewards == "modelled":
+                times = np.array([timer.seconds(p.source, spec) for p in progs])
+                usable = np.isfinite(times)
+                if not usable.any():
+                    raise ValueError(f"simulate: no program of task {spec.task_id} could be "
+                                     f"profiled: {attrs['unprofiled']}")
+                ref_s = (times[0] if usable[0] else float(np.median(times[usable])))
+                src_label = "modelled"
+            else:
+                work = workload(spec)
+                times = np.array([predict_time_s(f, work, gpu) for f in feats])
+                usable = np.ones(len(progs), dtype=bool)
+                ref_s, src_label = float(times[0]), "simulated"
+            target = _target_set(settings.collapse_feature, mode, feats,
+                                 np.where(usable, times, np.inf)) * usable
+            if not target.any():
+                target = usable.astype(float)
+            base = usable / usable.sum()
             for rnd in range(settings.rounds):
                 a = 1.0 - (1.0 - settings.collapse) ** rnd
-                p = (1 - a) / len(progs) + a * target / target.sum()
+                p = (1 - a) * base + a * target / target.sum()
                 picks = rng.choice(len(progs), size=settings.rollouts_per_task, p=p)
                 for j in picks:
-                    values, source, mutation = feats[j], progs[j].source, ""
+                    values, source, mutation, secs = feats[j], progs[j].source, "", times[j]
                     if rng.random() < settings.mutate_p:
                         options = _variants(source)
                         k = int(rng.integers(0, 2))  # drawn always, so seeds stay comparable
                         if options:
-                            source, mutation = options[k % len(options)]
-                            values = _features(source)
+                            cand, how = options[k % len(options)]
+                            cand_s = (timer.seconds(cand, spec) if rewards == "modelled"
+                                      else predict_time_s(_features(cand), workload(spec), gpu))
+                            if np.isfinite(cand_s):  # an unprofiled mutant: keep the parent
+                                source, mutation, secs = cand, how, cand_s
+                                values = _features(source)
                     pid = content_hash(source)
+                    noise = float(np.exp(rng.normal(0.0, settings.noise_sigma)))
                     if pid in measured:
                         ms, src = measured[pid], "measured-gpu"
                         ref_ms = measured.get(content_hash(fam.reference.source), ref_s * 1e3)
                     else:
-                        noise = float(np.exp(rng.normal(0.0, settings.noise_sigma)))
-                        ms, src, ref_ms = predict_time_s(values, work, gpu) * 1e3 * noise, \
-                            "simulated", ref_s * 1e3
+                        ms, src, ref_ms = float(secs) * 1e3 * noise, src_label, ref_s * 1e3
                     rows.append({"program_id": pid, "task_id": spec.task_id, "round": rnd,
                                  "correct": bool(rng.random() >= settings.p_incorrect),
                                  "speedup": ref_ms / ms, "runtime_ms": ms,
@@ -187,7 +238,55 @@ def simulate(settings: SimulationSettings = SimulationSettings(), *,
                                  "variant": progs[j].name,
                                  "origin": "mutated" if mutation else "corpus",
                                  "mutation": mutation, **values})
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    if rewards == "modelled":
+        attrs = timer.attrs()  # with the profiles every draw asked for
+    table.attrs.update(attrs)
+    return table
+
+
+class _ModelledTimes:
+    """Modelled seconds per (program, task) from measured profiles; NaN where unprofiled."""
+
+    def __init__(self, families: list[TaskFamily], with_variants: bool, gpu_name: str,
+                 store: object | None) -> None:
+        from structcover.tools.simulation.gpu_specs import gpu_spec
+        from structcover.tools.simulation.profiles import ProfileStore
+
+        self.gpu = gpu_spec(gpu_name)
+        self.store = store if store is not None else ProfileStore()
+        self.unprofiled: dict[str, str] = {}
+        self._cache: dict[tuple[str, str], float] = {}
+        jobs = []
+        for fam in families:
+            sources = [p.source for p in fam.programs]
+            if with_variants:
+                sources += [v for s in list(sources) for v, _ in _variants(s)]
+            jobs += [(s, spec) for spec in fam.tasks for s in dict.fromkeys(sources)]
+        self.store.get_many(jobs)  # type: ignore[attr-defined]
+
+    def seconds(self, source: str, spec: object) -> float:
+        from structcover.tools.simulation.modelled import NoProfile, program_time
+
+        key = (content_hash(source), spec.task_id)  # type: ignore[attr-defined]
+        if key not in self._cache:
+            entry = self.store.get(source, spec)  # type: ignore[attr-defined]
+            try:
+                self._cache[key] = program_time(entry, spec, self.gpu).seconds  # type: ignore[arg-type]
+            except NoProfile as exc:
+                self._cache[key] = float("nan")
+                self.unprofiled[f"{key[1]}/{key[0]}"] = str(exc)
+        return self._cache[key]
+
+    def attrs(self) -> dict:
+        from collections import Counter
+
+        from structcover.tools.simulation.modelled import reward_label
+
+        origins = Counter(self.store.origin.values())  # type: ignore[attr-defined]
+        return {"rewards": reward_label(self.gpu), "unprofiled": dict(self.unprofiled),
+                "profiles": {**{k: int(v) for k, v in origins.items()},
+                             "stale": int(self.store.stale())}}  # type: ignore[attr-defined]
 
 
 def _corpus_mode(feature: str | None, feats: dict[str, list[dict]]) -> str | None:

@@ -1,11 +1,12 @@
-"""Rollout simulator: seeded, labelled simulated, collapse controllable and detected."""
+"""Rollout simulator: seeded, labelled (modelled / simulated / measured), collapse controllable
+and detected."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from structcover.schema import TaskSpec
+from structcover.schema import TaskSpec, content_hash
 from structcover.tools.coverage.archive import build_archive
 from structcover.tools.coverage.diagnosis import diagnose
 from structcover.tools.data.corpus import load_corpus
@@ -39,14 +40,17 @@ def test_simulation_is_seeded_and_labelled(families):
     s = SimulationSettings(rounds=2, rollouts_per_task=20, seed=3)
     a, b = simulate(s, families=families), simulate(s, families=families)
     assert a.drop(columns=["program"]).equals(b.drop(columns=["program"]))
-    assert set(a["reward_source"]) == {"simulated"}
+    # Rewards come from the timing model over each program's measured counters; the corpus
+    # and its mutants are all in the packaged profile cache.
+    assert set(a["reward_source"]) == {"modelled"}
+    assert a.attrs["rewards"].startswith("modelled: timing model") and "H100" in a.attrs["rewards"]
+    assert a.attrs["unprofiled"] == {} and a.attrs["profiles"].get("packaged", 0) > 0
     assert len(a) == 2 * 20 * sum(len(f.tasks) for f in families)
     assert (a["speedup"] > 0).all() and a["correct"].dtype == bool
 
 
 def test_measured_timings_are_used(families):
     ref = families[0].reference
-    from structcover.schema import content_hash
     measured = {content_hash(ref.source): 2.0}
     t = simulate(SimulationSettings(rounds=1, rollouts_per_task=40, mutate_p=0.0, seed=1),
                  families=families[:1], measured=measured)
@@ -86,6 +90,59 @@ def test_gpu_model_rewards_structure():
     naive = predict_time_s({}, gemm, GpuSpec())
     tiled = predict_time_s({"smem.tiled": True, "smem.static_bytes": 8192}, gemm)
     assert tiled < naive
+
+
+def test_analytic_rewards_stay_available_and_labelled_simulated(families):
+    t = simulate(SimulationSettings(rounds=1, rollouts_per_task=10, mutate_p=0.0, seed=1),
+                 families=families[:2], rewards="analytic")
+    assert set(t["reward_source"]) == {"simulated"} and "gpu_model" in t.attrs["rewards"]
+    with pytest.raises(ValueError, match="rewards"):
+        simulate(SimulationSettings(rounds=1), families=families[:1], rewards="guess")
+
+
+def test_modelled_rewards_follow_measured_counters(families):
+    # The same program pair under the timing model: a strided map moves 8x the sectors of
+    # the coalesced reference, so it is modelled slower (speedup < 1) - from its profile.
+    saxpy = next(f for f in families if f.name == "saxpy")
+    t = simulate(SimulationSettings(rounds=1, rollouts_per_task=200, mutate_p=0.0,
+                                    noise_sigma=0.0, seed=4), families=[saxpy])
+    by = t.groupby("variant")["speedup"].first()
+    assert by["reference"] == pytest.approx(1.0)
+    assert by["strided_threads"] < 0.5 and by["float4_tail"] >= 1.0
+
+
+class _FailingStore:
+    """A profile store whose every profile of one variant failed (the reason kept)."""
+
+    def __init__(self, bad_source: str):
+        from structcover.tools.simulation.profiles import ProfileStore
+
+        self.inner, self.bad = ProfileStore(user=None), bad_source
+        self.origin = self.inner.origin
+
+    def get_many(self, jobs, threads=2):
+        return [self.get(s, t) for s, t in jobs]
+
+    def get(self, source, spec):
+        from structcover.tools.simulation.profiles import MeasuredProfile
+
+        if source == self.bad:
+            return MeasuredProfile(program=content_hash(source), task_id=spec.task_id,
+                                   sizes=[], error="profile failed: crash: injected")
+        return self.inner.get(source, spec)
+
+    def stale(self):
+        return 0
+
+
+def test_unprofiled_programs_are_never_drawn_and_say_why(families):
+    saxpy = next(f for f in families if f.name == "saxpy")
+    bad = next(p for p in saxpy.programs if p.name == "grid_stride")
+    t = simulate(SimulationSettings(rounds=1, rollouts_per_task=100, mutate_p=0.0, seed=2),
+                 families=[saxpy], store=_FailingStore(bad.source))
+    assert "grid_stride" not in set(t["variant"]) and len(t) == 100
+    (why,) = t.attrs["unprofiled"].values()
+    assert "injected" in why
 
 
 def test_bad_settings_rejected():

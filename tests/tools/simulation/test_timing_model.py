@@ -1,0 +1,135 @@
+"""Timing model: hand-derived times on tiny synthetic counter sets, and monotonicity."""
+
+from __future__ import annotations
+
+import pytest
+
+from structcover.tools.simulation.gpu_specs import GPUS, gpu_spec
+from structcover.tools.simulation.timing_model import KernelInputs, kernel_time
+
+H100 = gpu_spec("h100-sxm")
+N = 2 ** 24  # elements
+
+
+def _stream(load_sectors_per_request: int = 4, **extra: float) -> dict[str, float]:
+    """An elementwise y = f(x) over N fp32 with 256-thread blocks: N/32 warp requests each
+    way; a coalesced warp request touches 32 lanes x 4 B = 128 B = 4 sectors."""
+    return {"launches": 1, "blocks": N / 256, "threads": N, "global_load_requests": N / 32,
+            "global_load_sectors": load_sectors_per_request * N / 32,
+            "global_store_requests": N / 32, "global_store_sectors": 4 * N / 32, **extra}
+
+
+def test_coalesced_stream_is_dram_bound_at_full_bandwidth():
+    t = kernel_time(KernelInputs(_stream(), registers=16, compulsory_bytes=2 * 4 * N), H100)
+    # 256 threads = 8 warps/block; 16 regs never bind; 2048 threads/SM -> 8 blocks = 64 warps.
+    assert t.occupancy == 1.0 and t.warps_per_sm == 64
+    # Little's law: 64 warps x 2 loads x 128 B = 16384 B in flight per SM, needed
+    # 3.35e12 / 132 x 500e-9 = 12689 B -> mem_hide = 1.
+    assert t.mem_hide == 1.0
+    # sectors x 32 B = 2 x 2^24 x 4 B = 2^27 B = the compulsory bytes: no re-reads.
+    assert t.dram_s == pytest.approx(2 ** 27 / 3.35e12, rel=1e-9)  # 40.06 us
+    assert t.l2_s == pytest.approx(2 ** 27 / (2.5 * 3.35e12), rel=1e-9)  # 16.0 us
+    # 2^20 warp instructions / (132 SMs x 4 schedulers x 1.98e9) = 1.0 us
+    assert t.issue_s == pytest.approx(2 ** 20 / (132 * 4 * 1.98e9), rel=1e-9)
+    assert t.bound == "dram"
+    assert t.seconds == pytest.approx(3e-6 + 2 ** 27 / 3.35e12, rel=1e-9)  # 43.06 us
+
+
+def test_uncoalesced_loads_are_l2_bound():
+    t = kernel_time(KernelInputs(_stream(load_sectors_per_request=32), registers=16,
+                                 compulsory_bytes=2 * 4 * N), H100)
+    # sector bytes = 32 B x (32 + 4) x N/32 = 36 x 2^24 = 603,979,776 B
+    sector_bytes = 36 * 2 ** 24
+    # DRAM: compulsory 2^27 + 10 % of the excess re-reads
+    assert t.dram_s == pytest.approx((2 ** 27 + 0.1 * (sector_bytes - 2 ** 27)) / 3.35e12)
+    # L2 at 2.5 x 3.35e12 B/s: 72.1 us, more than DRAM's 54.1 us
+    assert t.l2_s == pytest.approx(sector_bytes / 8.375e12) and t.bound == "l2"
+    assert t.seconds == pytest.approx(3e-6 + sector_bytes / 8.375e12)
+
+
+def test_small_grid_is_latency_bound():
+    # A grid-stride kernel with 132 blocks of 256: 8 warps per SM.
+    c = _stream(blocks=132, threads=132 * 256)
+    t = kernel_time(KernelInputs(c, registers=16, compulsory_bytes=2 * 4 * N), H100)
+    assert t.warps_per_sm == 8
+    # mem_hide = 8 x 2 x 128 / (3.35e12 / 132 x 500e-9) = 2048 / 12689.4 = 0.1614
+    hide = 8 * 2 * 128 / (3.35e12 / 132 * 500e-9)
+    assert t.mem_hide == pytest.approx(hide)
+    assert t.seconds == pytest.approx(3e-6 + 2 ** 27 / 3.35e12 / hide)  # 251 us
+
+
+def test_atomics_barriers_and_launches_add_serial_time():
+    base = kernel_time(KernelInputs(_stream(), registers=16, compulsory_bytes=2 ** 27), H100)
+    more = kernel_time(KernelInputs(_stream(global_atomic_serialized=1000, launches=2,
+                                            barriers=132 * 8 * 10),
+                                    registers=16, compulsory_bytes=2 ** 27), H100)
+    # 1000 serialized updates x 1 ns; barriers: 10 per resident block (8 blocks x 132 SMs)
+    # x 40 ns; one more launch: 3 us. Two launches also halve the warps per launch, which
+    # still leaves 64 resident warps per SM here.
+    assert more.atomic_s == pytest.approx(1e-6) and more.barrier_s == pytest.approx(400e-9)
+    assert more.seconds - base.seconds == pytest.approx(1e-6 + 400e-9 + 3e-6)
+
+
+def test_shared_bank_conflicts_are_slower():
+    phases = 2 ** 22
+    clean = _stream(shared_load_requests=phases, shared_load_wavefronts=phases)
+    conflicted = _stream(shared_load_requests=phases, shared_load_wavefronts=32 * phases)
+    a = kernel_time(KernelInputs(clean, registers=16, compulsory_bytes=2 ** 27), H100)
+    b = kernel_time(KernelInputs(conflicted, registers=16, compulsory_bytes=2 ** 27), H100)
+    # 32 x 2^22 wavefronts at one per clock per SM: 2^27 / (132 x 1.98e9) = 513.5 us
+    assert b.shared_s == pytest.approx(32 * phases / (132 * 1.98e9))
+    assert b.bound == "shared" and b.seconds > a.seconds
+
+
+@pytest.mark.parametrize("gpu", sorted(GPUS))
+def test_more_sectors_never_faster(gpu):
+    spec = gpu_spec(gpu)
+    times = [kernel_time(KernelInputs(_stream(load_sectors_per_request=s), registers=32,
+                                      compulsory_bytes=2 ** 27), spec).seconds
+             for s in (4, 8, 16, 32)]
+    assert times == sorted(times) and times[-1] > times[0]
+
+
+@pytest.mark.parametrize("gpu", sorted(GPUS))
+def test_higher_occupancy_is_not_slower(gpu):
+    spec = gpu_spec(gpu)
+    c = _stream(blocks=spec.sms * 8, threads=spec.sms * 8 * 256)
+    # registers 255 -> 8160 per warp, rounded to 8192: 2 warps per sub-partition, 8 per SM
+    times = [kernel_time(KernelInputs(c, registers=r, compulsory_bytes=2 ** 27), spec)
+             for r in (255, 128, 64, 32)]
+    occ = [t.occupancy for t in times]
+    assert occ == sorted(occ) and occ[-1] > occ[0]
+    secs = [t.seconds for t in times]
+    assert all(later <= earlier for earlier, later in zip(secs, secs[1:], strict=False))
+    assert secs[-1] < secs[0]
+
+
+def test_op_counters_replace_the_task_work_estimate():
+    c = _stream(fp32_fma=N * 1000)
+    t = kernel_time(KernelInputs(c, registers=16, compulsory_bytes=2 ** 27, flops=1.0), H100)
+    # 2^24 x 1000 FMAs x 2 FLOPs / 66.9e12 = 501.6 us
+    assert t.flops_source == "counted"
+    assert t.compute_s == pytest.approx(N * 1000 * 2 / 66.9e12)
+    est = kernel_time(KernelInputs(_stream(), registers=16, compulsory_bytes=2 ** 27,
+                                   flops=2.0 * N * 1000), H100)
+    assert est.flops_source == "task-work estimate"
+    assert est.compute_s == pytest.approx(t.compute_s)
+
+
+def test_unknown_registers_are_assumed_and_said():
+    t = kernel_time(KernelInputs(_stream(), registers=None, compulsory_bytes=2 ** 27), H100)
+    assert any("registers unknown" in n for n in t.notes)
+
+
+def test_spec_table_figures_and_derivations():
+    for spec in GPUS.values():
+        # FP32 peak = 2 FLOPs x FP32 lanes per SM (64 on sm_80, 128 otherwise) x SMs x clock,
+        # within 1 % of the datasheet figure for every GPU of the table.
+        lanes = 64 if spec.arch == "sm_80" else 128
+        assert spec.fp32_flops == pytest.approx(2 * lanes * spec.sms * spec.boost_clock_hz,
+                                                rel=0.01)
+        assert spec.shared_bytes_per_s == 32 * 4 * spec.sms * spec.boost_clock_hz
+        assert spec.status_of("shared_bytes_per_s") == "derived"
+        assert spec.limits.max_warps_per_sm in (48, 64)
+    with pytest.raises(ValueError, match="known"):
+        gpu_spec("v100")

@@ -1,0 +1,191 @@
+"""Predicted GPU time per kernel from MEASURED counters. MODELLED, not measured on a GPU.
+
+Inputs, per kernel: the CPU emulator's counters (``tools/verify/profile.py``, extrapolated to
+the model's size by ``profiles.extrapolate``), ptxas' registers and static shared memory for
+the GPU's architecture, and a :class:`~structcover.tools.simulation.gpu_specs.GpuSpec`.
+Never the static source features. Per task, the compulsory bytes and useful FLOPs
+(``profiles.work_at``) stand in for operation counts while the profiler does not count
+operations by class; where counters named in :data:`OP_COUNTERS` are present they are used
+instead (``KernelTime.flops_source`` says which).
+
+Per kernel (``L`` launches, ``B`` blocks, ``T`` threads; all counters summed over launches)::
+
+    occupancy  = ptxas registers + shared bytes per block + threads per block through
+                 tools/compiler/occupancy.py (the CUDA occupancy calculator's rules)
+    warps/SM   = min(active warps per SM, T / 32 / L / SMs)       (a small grid fills less)
+    mem_hide   = min(1, warps/SM * LOADS_IN_FLIGHT_PER_WARP * bytes per load request
+                        / (DRAM B/s / SMs * DRAM_LATENCY))
+                 (Little's law: bytes in flight per SM needed to cover the DRAM latency;
+                  ILP is not visible in the counters, so a fixed loads-in-flight is assumed)
+    comp_hide  = min(1, warps/SM / (ISSUE_WARPS_PER_SCHEDULER * schedulers))
+    sectors    = global load + store sectors;  sector_bytes = 32 * sectors
+    dram_bytes = compulsory + max(0, sector_bytes - compulsory) * L2_MISS   (L2 reuse term:
+                 traffic beyond every buffer once is re-reads, served by L2 but L2_MISS)
+    dram_s     = dram_bytes / DRAM B/s / mem_hide
+    l2_s       = sector_bytes / (L2_OVER_DRAM * DRAM B/s) / mem_hide
+    shared_s   = shared wavefronts / (SMs * clock) / comp_hide   (one wavefront per clock)
+    compute_s  = FLOPs / peak(dtype) / comp_hide
+    issue_s    = warp instructions / (SMs * schedulers * clock) / comp_hide, with warp
+                 instructions = global + shared + atomic requests + branch evaluations +
+                 warp collectives + FLOPs / 2 / 32 (FMA per lane) when ops are not counted
+    barrier_s  = barriers / (SMs * resident blocks per SM) * BARRIER_S
+    atomic_s   = global serialized atomic updates * GLOBAL_ATOMIC_S
+                 + shared serialized updates * SHARED_ATOMIC_CLOCKS / (SMs * clock)
+    time       = L * LAUNCH_S + max(dram_s, l2_s, shared_s, compute_s, issue_s)
+                 + barrier_s + atomic_s
+
+A program's time is the sum over its kernels. The constants below are modelling assumptions,
+not datasheet figures; docs/SIMULATION.md ("Timing model") states their limits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from structcover.tools.compiler.occupancy import theoretical_occupancy
+from structcover.tools.simulation.gpu_specs import GpuSpec
+
+#: Kernel launch overhead (back-to-back launches in one stream), seconds.
+LAUNCH_S = 3e-6
+#: DRAM latency Little's law covers, seconds (order of published microbenchmarks; assumed
+#: the same on every GPU of the table).
+DRAM_LATENCY_S = 500e-9
+#: Fraction of re-read sector traffic (beyond every buffer once) that misses L2.
+L2_MISS = 0.1
+#: L2 bandwidth as a multiple of DRAM bandwidth (NVIDIA publishes no L2 bandwidth: assumed).
+L2_OVER_DRAM = 2.5
+#: Eligible warps per scheduler that hide dependent-issue latency.
+ISSUE_WARPS_PER_SCHEDULER = 2
+#: Independent global loads a warp has in flight (a loop body's loads issue before their
+#: first use stalls; the counters do not show ILP, so one typical figure is assumed).
+LOADS_IN_FLIGHT_PER_WARP = 2
+#: Cost of one block-wide barrier release, seconds (the block's pipeline drains).
+BARRIER_S = 40e-9
+#: One serialized global atomic update at L2 (same address), seconds.
+GLOBAL_ATOMIC_S = 1e-9
+#: Clocks per serialized shared-memory atomic update.
+SHARED_ATOMIC_CLOCKS = 2.0
+#: Registers per thread assumed when ptxas gave none for a kernel (noted in the result).
+DEFAULT_REGISTERS = 32
+
+#: Optional op-class counters (operations, not FLOPs) -> (peak-rate field, FLOPs per op).
+#: Used when a profile carries them; absent today (then FLOPs come from the task's work).
+OP_COUNTERS: dict[str, tuple[str, float]] = {
+    "fp32_add": ("fp32_flops", 1.0), "fp32_mul": ("fp32_flops", 1.0),
+    "fp32_fma": ("fp32_flops", 2.0), "fp64_add": ("fp64_flops", 1.0),
+    "fp64_mul": ("fp64_flops", 1.0), "fp64_fma": ("fp64_flops", 2.0),
+    "fp16_add": ("fp16_flops", 1.0), "fp16_mul": ("fp16_flops", 1.0),
+    "fp16_fma": ("fp16_flops", 2.0), "bf16_add": ("bf16_flops", 1.0),
+    "bf16_mul": ("bf16_flops", 1.0), "bf16_fma": ("bf16_flops", 2.0),
+    "int_ops": ("int32_ops", 1.0), "special_ops": ("sfu_ops", 1.0),
+}
+#: Peak-rate field by the task's output dtype (for FLOPs estimated from the task's work).
+DTYPE_RATE = {"float64": "fp64_flops", "float16": "fp16_flops", "bfloat16": "bf16_flops"}
+
+
+@dataclass(frozen=True)
+class KernelInputs:
+    """One kernel's inputs to the model (counters at the model's size)."""
+
+    counters: dict[str, float]
+    registers: int | None = None
+    smem_bytes: int | None = None
+    #: FLOPs attributed to this kernel from the task's work (ignored when op counters exist).
+    flops: float = 0.0
+    #: Compulsory bytes attributed to this kernel.
+    compulsory_bytes: float = 0.0
+    rate: str = "fp32_flops"
+
+
+@dataclass
+class KernelTime:
+    """The model's terms for one kernel, in seconds."""
+
+    seconds: float
+    launch_s: float
+    dram_s: float
+    l2_s: float
+    shared_s: float
+    compute_s: float
+    issue_s: float
+    barrier_s: float
+    atomic_s: float
+    occupancy: float
+    warps_per_sm: float
+    mem_hide: float
+    comp_hide: float
+    bound: str
+    flops_source: str
+    notes: list[str] = field(default_factory=list)
+
+
+def _c(counters: dict[str, float], key: str) -> float:
+    return float(counters.get(key, 0.0) or 0.0)
+
+
+def kernel_time(k: KernelInputs, gpu: GpuSpec) -> KernelTime:
+    """Modelled time of one kernel on ``gpu`` (see the module docstring for every term)."""
+    c, notes = k.counters, []
+    launches = max(1.0, _c(c, "launches"))
+    blocks = max(1.0, _c(c, "blocks"))
+    threads = max(1.0, _c(c, "threads"))
+    block = max(1, min(1024, round(threads / blocks)))
+    regs = k.registers
+    if regs is None:
+        regs = DEFAULT_REGISTERS
+        notes.append(f"registers unknown: {DEFAULT_REGISTERS} assumed")
+    smem = int(k.smem_bytes if k.smem_bytes is not None else _c(c, "shared_static_bytes"))
+    dyn = int(_c(c, "shared_dynamic_bytes"))
+    occ = theoretical_occupancy(gpu.arch, block, regs, smem, dyn)
+    if occ.blocks_per_sm == 0:
+        notes.append(f"block of {block} threads cannot launch ({occ.limiter}); 1 block/SM")
+    active = max(occ.active_warps, -(-block // 32))
+    grid_warps = threads / 32.0 / launches / gpu.sms
+    warps = max(min(float(active), grid_warps), 1.0 / 32.0)
+
+    loads = _c(c, "global_load_requests")
+    per_req = 32.0 * _c(c, "global_load_sectors") / loads if loads else 128.0
+    need = gpu.dram_bytes_per_s / gpu.sms * DRAM_LATENCY_S
+    mem_hide = min(1.0, warps * LOADS_IN_FLIGHT_PER_WARP * per_req / need) if loads else 1.0
+    comp_hide = min(1.0, warps / (ISSUE_WARPS_PER_SCHEDULER * gpu.warp_schedulers_per_sm))
+
+    sector_bytes = 32.0 * (_c(c, "global_load_sectors") + _c(c, "global_store_sectors"))
+    dram_bytes = k.compulsory_bytes + max(0.0, sector_bytes - k.compulsory_bytes) * L2_MISS
+    dram_bytes = min(dram_bytes, max(sector_bytes, k.compulsory_bytes))
+    dram_s = dram_bytes / gpu.dram_bytes_per_s / mem_hide
+    l2_s = sector_bytes / (L2_OVER_DRAM * gpu.dram_bytes_per_s) / mem_hide
+    clock_sm = gpu.sms * gpu.boost_clock_hz
+    shared_s = (_c(c, "shared_load_wavefronts") + _c(c, "shared_store_wavefronts")) \
+        / clock_sm / comp_hide
+
+    counted = {name: _c(c, name) for name in OP_COUNTERS if name in c}
+    if counted:
+        compute_s = sum(n * OP_COUNTERS[name][1] / getattr(gpu, OP_COUNTERS[name][0])
+                        for name, n in counted.items())
+        op_instr = sum(counted.values()) / 32.0
+        source = "counted"
+    else:
+        compute_s = k.flops / getattr(gpu, k.rate)
+        op_instr = k.flops / 2.0 / 32.0
+        source = "task-work estimate"
+    compute_s /= comp_hide
+    instr = (loads + _c(c, "global_store_requests") + _c(c, "shared_load_requests")
+             + _c(c, "shared_store_requests") + _c(c, "global_atomic_requests")
+             + _c(c, "shared_atomic_requests") + _c(c, "branch_requests")
+             + _c(c, "warp_collectives") + op_instr)
+    issue_s = instr / (clock_sm * gpu.warp_schedulers_per_sm) / comp_hide
+
+    resident = max(1.0, float(occ.blocks_per_sm)) * gpu.sms
+    barrier_s = _c(c, "barriers") / resident * BARRIER_S
+    atomic_s = (_c(c, "global_atomic_serialized") * GLOBAL_ATOMIC_S
+                + _c(c, "shared_atomic_serialized") * SHARED_ATOMIC_CLOCKS / clock_sm)
+    terms = {"dram": dram_s, "l2": l2_s, "shared": shared_s, "compute": compute_s,
+             "issue": issue_s}
+    bound = max(terms, key=lambda name: terms[name])
+    launch_s = launches * LAUNCH_S
+    return KernelTime(seconds=launch_s + terms[bound] + barrier_s + atomic_s,
+                      launch_s=launch_s, dram_s=dram_s, l2_s=l2_s, shared_s=shared_s,
+                      compute_s=compute_s, issue_s=issue_s, barrier_s=barrier_s,
+                      atomic_s=atomic_s, occupancy=occ.theoretical, warps_per_sm=warps,
+                      mem_hide=mem_hide, comp_hide=comp_hide, bound=bound,
+                      flops_source=source, notes=notes)
