@@ -1,12 +1,13 @@
 """The offline demo: everything the tool does, on the shipped corpus, with no GPU or LLM.
 
 Stages: load the corpus; verify every variant against its reference on the best backend
-present; simulate three rounds of a collapsing policy (rewards from the analytical GPU model,
-labeled simulated); per round discover the features that drive speed and diagnose coverage
-against an archive frozen at round 0; then run a campaign on the last round (diagnose ->
-synthesize mutants of the nearest verified programs -> verify each on the CPU emulator and
-check it lands in its bin -> record in memory) until the budget or the coverage target, and
-show per-task SCov before and after; write the curated data and the HTML report.
+present; simulate three rounds of a collapsing policy (rewards from the timing model over each
+program's measured CPU-emulator counters, labeled modelled); per round discover the features
+that drive speed and diagnose coverage against an archive frozen at round 0; then run a
+campaign on the last round (diagnose -> synthesize mutants of the nearest verified programs ->
+verify each on the CPU emulator and check it lands in its bin -> record in memory) until the
+budget or the coverage target, and show per-task SCov before and after; write the curated
+data and the HTML report.
 
 The quick demo (the default) fills the gaps of :data:`DEMO_TASKS` only, so that a newcomer
 sees the whole story in minutes on two cores; the full demo fills every task's gaps.
@@ -69,6 +70,12 @@ class DemoResult(BaseModel):
         None, description="the campaign on the last round: per-task SCov before and after, "
                           "programs added and how each was verified, gaps left and why")
     files: dict[str, str] = Field(default_factory=dict)
+    rewards: str = Field("", description="where the simulated rounds' rewards come from "
+                                         "(modelled: the timing model over measured emulator "
+                                         "counters, and the GPU spec)")
+    unprofiled: dict[str, str] = Field(default_factory=dict,
+                                       description="task/program -> why it has no profile "
+                                                   "(never drawn by the simulator)")
     notes: list[str] = Field(default_factory=list)
     seconds: dict[str, float] = Field(default_factory=dict,
                                       description="wall seconds per stage: verify, simulate, "
@@ -274,8 +281,12 @@ def run_demo(output_dir: Path, *, progress: Progress = _no_progress, rounds: int
                      families=corpus)
     advance()
     result.files["rollouts"] = str(write_parquet(table, output_dir / "rollouts.parquet"))
-    result.notes.append(f"simulated {len(table)} rollouts over {rounds} rounds (rewards from "
-                        "the analytical GPU model: labeled 'simulated')")
+    result.rewards = str(table.attrs.get("rewards", ""))
+    result.unprofiled = dict(table.attrs.get("unprofiled", {}))
+    counts = table.attrs.get("profiles", {})
+    result.notes.append(f"simulated {len(table)} rollouts over {rounds} rounds (rewards "
+                        f"{result.rewards}; labeled 'modelled'; profiles: "
+                        + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) + ")")
 
     lap("simulate")
     advance = progress("discover + diagnose per round", rounds)

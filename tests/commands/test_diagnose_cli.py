@@ -91,7 +91,8 @@ def test_simulate_cli_labels_rewards(tmp_path):
                               "--seed", "1", "--json"])
     assert res.exit_code == 0, res.output
     t = pd.read_parquet(tmp_path / "rollouts.parquet")
-    assert set(t["round"]) == {0, 1} and set(t["reward_source"]) == {"simulated"}
+    assert set(t["round"]) == {0, 1} and set(t["reward_source"]) == {"modelled"}
+    assert json.loads(res.stdout)["rewards"].startswith("modelled: timing model")
     assert (tmp_path / "round_1.parquet").is_file()
 
 

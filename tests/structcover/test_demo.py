@@ -42,7 +42,12 @@ def test_demo_simulates_discovers_diagnoses_and_writes_outputs(tmp_path: Path) -
     html = Path(files["report"]).read_text()
     assert "<svg" in html or "<script" in html
     rollouts = pd.read_parquet(files["rollouts"])
-    assert set(rollouts["reward_source"]) == {"simulated"}
+    # Rewards come from the timing model over each program's measured emulator counters
+    # (issue 26: discovery is no longer fed its own static features), and the JSON says so.
+    assert set(rollouts["reward_source"]) == {"modelled"}
+    assert summary["rewards"].startswith("modelled: timing model")
+    assert "measured CPU emulator counters" in summary["rewards"]
+    assert summary["unprofiled"] == {}
     assert (tmp_path / "state" / "archive.json").is_file()
     assert set(summary["seconds"]) == {"verify", "simulate", "discover", "campaign"}
 

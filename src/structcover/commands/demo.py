@@ -70,7 +70,7 @@ def demo(
                 ["family", "tasks", "variants", "equivalent", "failures"],
                 [[f.family, f.tasks, len(f.variants), f"{f.verified}/{f.checked}",
                   "; ".join(f.failures)[:120]] for f in result.families])
-    print_table("simulated rounds (rewards from the analytical GPU model)",
+    print_table("simulated rounds (rewards modelled: timing model over measured counters)",
                 ["round", "rollouts", "F* (critical tier size)", "SCov", "bins", "H(S(D))",
                  "collapse", "top gaps"],
                 [[r.round, r.rollouts, f"{', '.join(r.f_star)} ({r.critical})", r.scov,

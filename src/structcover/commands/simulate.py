@@ -23,7 +23,7 @@ def simulate(
         None, "--measured", help="Measured timings (JSON {program_id: ms}, CSV or Parquet)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
-    """Write rollouts.parquet (all rounds) and round_<N>.parquet; rewards are simulated."""
+    """Write rollouts.parquet (all rounds) and round_<N>.parquet; rewards are modelled."""
     from structcover.tools.data.datasets import write_parquet
     from structcover.tools.simulation.simulate import SimulationSettings, load_measurements
     from structcover.tools.simulation.simulate import simulate as run
@@ -42,8 +42,10 @@ def simulate(
     summary = {"rows": len(table), "rounds": rounds, "collapse": collapse,
                "reward_source": table["reward_source"].value_counts().to_dict(),
                "files": files,
-               "note": "SIMULATED rollouts: rewards come from the analytical GPU model "
-                       "(tools/simulation/gpu_model.py) unless measured timings were given"}
+               "rewards": table.attrs.get("rewards", ""),
+               "note": "SIMULATED rollouts: rewards are modelled (the timing model, "
+                       "tools/simulation/timing_model.py, over each program's measured CPU "
+                       "emulator counters) unless measured timings were given"}
     if as_json:
         print_json(summary)
         return
