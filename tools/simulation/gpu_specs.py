@@ -110,7 +110,8 @@ GPUS: dict[str, GpuSpec] = {
         fp32_flops=35.6 * T, fp64_flops=35.6 * T / 64, fp16_flops=35.6 * T,
         bf16_flops=35.6 * T, int32_ops=_int32(82, 1.695e9), tensor_fp16_flops=35.6 * T,
         dram_bytes_per_s=936 * GB, l2_bytes=6 * MB,
-        status={"boost_clock_hz": "derived", "fp64_flops": "derived",
+        status={"sms": "derived", "boost_clock_hz": "derived", "dram_bytes_per_s": "unverified",
+                "fp64_flops": "derived",
                 "fp16_flops": "derived", "bf16_flops": "derived", "int32_ops": "derived",
                 "tensor_fp16_flops": "unverified"}),
 }
