@@ -20,6 +20,7 @@ from structcover.tools.data.text import ENCODINGS, decode_source  # noqa: F401 -
 
 #: Python string literals that may hold CUDA source (triple-quoted, either quote style).
 _PY_TRIPLE = re.compile(r'(?:[rRbBuU]{0,2})("""|\'\'\')(.*?)\1', re.S)
+_TRIPLE_OPEN = re.compile(r'"""|\'\'\'')
 _PY_HINT = re.compile(r"^\s*(?:import|from)\s+\w+|^\s*def\s+\w+\s*\(|^\s*@\w+", re.M)
 
 
@@ -133,6 +134,22 @@ def embedded_cuda(text: str) -> str:
     Only strings that look like device code (``__global__`` or ``__device__``) are kept; an
     empty string means there is none.
     """
-    parts = [m.group(2) for m in _PY_TRIPLE.finditer(text)
-             if "__global__" in m.group(2) or "__device__" in m.group(2)]
+    parts = [body for body in _triple_quoted(text) if "__global__" in body or "__device__" in body]
     return "\n".join(parts)
+
+
+def _triple_quoted(text: str) -> Iterator[str]:
+    """Bodies of ``_PY_TRIPLE``'s matches, in order, found with ``str.find`` (the regex's
+    lazy ``.*?`` with a back-reference tries the closing quotes at every character)."""
+    pos = 0
+    while True:
+        m = _TRIPLE_OPEN.search(text, pos)
+        if m is None:
+            return
+        quote = m.group()
+        end = text.find(quote, m.end())
+        if end < 0:  # unclosed: the regex would retry one character further on
+            pos = m.start() + 1
+            continue
+        yield text[m.end():end]
+        pos = end + 3

@@ -43,7 +43,10 @@ def depends_on_thread(node: Node, res: Resolver) -> bool:
     func = res.func
     # Names are read off the text (cheaper than walking the subtree's nodes); a name that is
     # not a local variable (a parameter, a field, a keyword) cannot carry a thread index.
-    for name in set(_NAME.findall(text)):
+    # Names go in document order, never a set's: the first thread-dependent one returns, and
+    # which variables were resolved by then is what ``dataflow.index_vars`` counts (a set's
+    # order follows PYTHONHASHSEED).
+    for name in dict.fromkeys(_NAME.findall(text)):
         if name in func.defs:
             try:
                 if thread_dependent(res.variable(name, node.start_byte)[0]):
