@@ -27,6 +27,7 @@ from structcover.tools.verify.backend import RunResult
 from structcover.tools.verify.emulator import (
     BuildError,
     EmulatorLibrary,
+    LinkRefused,
     build_library,
     compiler,
     first_error,
@@ -92,6 +93,8 @@ class CpuEmulatorBackend:
         try:
             build = build_library(rewritten.source, Path(self.settings.cache_dir),
                                   timeout_s=max(120.0, timeout_s))
+        except LinkRefused as exc:
+            return self._result("rejected", detail=exc.log)
         except BuildError as exc:
             return self._result("compile-error", detail=f"{first_error(exc.log)}\n{exc.log}")
         # The limit covers running (all schedules), not compiling: a cold build on a loaded

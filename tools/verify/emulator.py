@@ -15,6 +15,7 @@ import ctypes
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from structcover.tools.data.atomic import atomic_write
-from structcover.tools.verify import buildcache
+from structcover.tools.verify import buildcache, link_check
 
 RUNTIME_DIR = Path(__file__).parent / "runtime"
 #: No FMA contraction (the GPU contracts; tolerances absorb the difference, but the emulator
@@ -58,6 +59,10 @@ class BuildError(Exception):
     def __init__(self, log: str):
         super().__init__(log)
         self.log = log
+
+
+class LinkRefused(BuildError):
+    """The program compiled but references what no program may link (``link_check``)."""
 
 
 def compiler() -> str:
@@ -219,7 +224,9 @@ def build_library(cpp_source: str, cache_dir: Path, timeout_s: float = 300.0) ->
     """
     cxx = compiler()
     cache_dir = Path(cache_dir)
-    key = hashlib.sha256((runtime_hash(cxx) + "\0" + cpp_source).encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    # The link policy is part of the key: a library built under an older one was never checked.
+    key = hashlib.sha256((runtime_hash(cxx) + "\0" + link_check.POLICY + "\0" + cpp_source)
+                         .encode("utf-8", "surrogatepass")).hexdigest()[:24]
     final = cache_dir / f"prog-{key}.so"
     if buildcache.verified(final):
         return Build(final, True)
@@ -229,17 +236,32 @@ def build_library(cpp_source: str, cache_dir: Path, timeout_s: float = 300.0) ->
 
     def build(out: Path) -> None:
         with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
-            src = Path(tmp) / "program.cpp"
+            folder = Path(tmp)
+            src, obj, lib = folder / "program.cpp", folder / "program.o", folder / "program.so"
+            undef = folder / "program.undef"
             src.write_text(cpp_source, encoding="utf-8", errors="surrogatepass")
-            # Untrusted text: g++ runs in the jail, seeing only /usr, the runtime and this folder.
-            lib = Path(tmp) / "program.so"
+            # Untrusted text: g++ runs in the jail, seeing only /usr, the runtime and this
+            # folder. The program is an object of its own first, so the link check reads what
+            # it references (nm -u) before anything is linked into a loadable library.
+            exe = shutil.which(cxx) or cxx
+            q = shlex.quote
+            script = " && ".join([
+                " ".join(map(q, [exe, *CXXFLAGS, "-I", str(RUNTIME_DIR), *include, "-c",
+                                 str(src), "-o", str(obj)])),
+                f"nm -P -u {q(str(obj))} > {q(str(undef))}",
+                " ".join(map(q, [exe, *CXXFLAGS, *LINK_FLAGS, "-o", str(lib), str(obj),
+                                 *map(str, rt)]))])
+            extra = [] if exe.startswith("/usr/") else [Path(exe).resolve().parent.parent]
             try:
-                _compile_untrusted([cxx, *CXXFLAGS, *LINK_FLAGS, "-I", str(RUNTIME_DIR), *include,
-                                    "-o", str(lib), str(src), *map(str, rt)], timeout_s,
-                                   readable=[RUNTIME_DIR, *rt, *([pch.parent] if pch else [])],
-                                   folder=Path(tmp))
+                _compile_untrusted(["sh", "-c", script], timeout_s,
+                                   readable=[RUNTIME_DIR, *rt, *([pch.parent] if pch else []),
+                                             *extra], folder=folder)
             except BuildError as exc:
                 raise BuildError(_clean_log(exc.log, str(src))) from None
+            reasons = link_check.refused(link_check.undefined_in(undef.read_text()),
+                                         link_check.private_symbols(tuple(rt), RUNTIME_DIR))
+            if reasons:
+                raise LinkRefused("link check: the program " + "; ".join(reasons))
             os.replace(lib, out)
 
     return Build(_atomic_build(final, build), False)

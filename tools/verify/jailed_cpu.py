@@ -21,6 +21,7 @@ from structcover.tools.verify.backend import RunResult
 from structcover.tools.verify.emulator import (
     STATUS_NAMES,
     BuildError,
+    LinkRefused,
     _compiler_id,
     build_library,
     compiler,
@@ -104,6 +105,8 @@ def _run(source: str, spec: TaskSpec, inputs_batch: list[dict[str, np.ndarray]],
     prepare_runtime(cache)  # trusted runtime objects, outside any clock
     try:
         build = build_library(rewritten.source, cache, timeout_s=max(120.0, timeout_s))
+    except LinkRefused as exc:
+        return [_result("rejected", detail=exc.log)], [], []
     except BuildError as exc:
         return [_result("compile-error", detail=f"{first_error(exc.log)}\n{exc.log}")], [], []
     except SandboxUnavailable as exc:
