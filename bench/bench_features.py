@@ -10,14 +10,24 @@ Memory: ``extract_table`` streams N programs (corpus programs perturbed so every
 hash differs, cache off) through the process pool; peak resident memory of the parent and of
 the largest worker are reported, with the wall time.
 
+Side by side (issue 28, ``--side-by-side``): per program, the bare parse, our extraction and
+the regex baseline (bench/regex_extractor.py) are timed one after the other in each round,
+each program's best of the rounds kept, on (a) every KernelBench-format CUDA program in
+tests/data (ModelNew files with load_inline CUDA), (a') their dry-run mutation variants (what
+a campaign feeds the extractor), and (b) the 2-4 KB corpus programs above. For a
+KernelBench file the bare parse is tree-sitter-cuda on the CUDA the extractor reads (the
+triple-quoted strings), so the ratio charges the Python-side work to the extraction.
+
 Usage: ``python bench/bench_features.py [--rounds 7] [--n 100000] [--workers 2] [--write]``;
-``--write`` replaces the "Feature extraction" section of bench/RESULTS.md.
+``--write`` replaces the "Feature extraction" section of bench/RESULTS.md;
+``python bench/bench_features.py --side-by-side [--rounds 15]`` prints the issue-28 table.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import os
 import platform
 import re
 import resource
@@ -26,7 +36,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from structcover.tools.cuda_ast import parse
+from structcover.tools.cuda_ast import embedded_cuda, parse
 from structcover.tools.data.corpus import load_corpus
 from structcover.tools.features.extract import extract_table, extract_values
 
@@ -80,6 +90,90 @@ def speed(programs: list[str], rounds: int) -> dict[str, float]:
             "ratio": e / p, "per_s": n / e}
 
 
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
+#: Folders of KernelBench-format programs (ModelNew + load_inline CUDA).
+KERNELBENCH_DIRS = ("kernelbench/candidates", "kernelbench_mutation", "adversarial/cheating")
+
+
+def kernelbench_programs() -> list[str]:
+    """Every KernelBench-format CUDA program in tests/data (Python with load_inline CUDA)."""
+    out = []
+    for sub in KERNELBENCH_DIRS:
+        for path in sorted((DATA / sub).glob("*.py")):
+            text = path.read_text()
+            if "load_inline" in text and embedded_cuda(text):
+                out.append(text)
+    return out
+
+
+def kernelbench_variants(programs: list[str]) -> list[str]:
+    """Dry-run variants of ``programs`` under every CUDA mutation operator (uncompiled, as
+    a campaign's planner sees them), distinct, in a fixed order."""
+    from structcover.tools.mutations.base import dry_run, registry
+    from structcover.tools.mutations.embedded import run_operator
+
+    seen = set(programs)
+    out: list[str] = []
+    names = [name for name, info in registry().items() if info.language == "cuda"]
+    with dry_run():
+        for src in programs:
+            for name in names:
+                try:
+                    variants = run_operator(name, src).variants
+                except Exception:  # noqa: BLE001 - an operator failing is not this bench's subject
+                    continue
+                for v in variants:
+                    if v.source not in seen:
+                        seen.add(v.source)
+                        out.append(v.source)
+    return out
+
+
+def side_by_side(programs: list[str], rounds: int) -> dict[str, float]:
+    """Per-program best-of-``rounds`` time of the bare parse, our extraction and the regex
+    baseline, interleaved program by program; totals per program in ms and the ratios."""
+    import regex_extractor
+
+    cuda = [embedded_cuda(src) or src if "load_inline" in src else src for src in programs]
+    gc.collect()
+    for src in programs:  # warm caches (parser, queries, regexes)
+        extract_values(src)
+        regex_extractor.extract(src)
+    n = len(programs)
+    best = {k: [float("inf")] * n for k in ("parse", "ours", "regex")}
+    clock = time.perf_counter
+    for _ in range(rounds):
+        for i, src in enumerate(programs):
+            t = clock()
+            parse(cuda[i])
+            best["parse"][i] = min(best["parse"][i], clock() - t)
+            t = clock()
+            extract_values(src)
+            best["ours"][i] = min(best["ours"][i], clock() - t)
+            t = clock()
+            regex_extractor.extract(src)
+            best["regex"][i] = min(best["regex"][i], clock() - t)
+    p, o, r = (sum(best[k]) for k in ("parse", "ours", "regex"))
+    return {"programs": n, "mean_kb": sum(map(len, programs)) / n / 1024,
+            "cuda_kb": sum(map(len, cuda)) / n / 1024, "parse_ms": p / n * 1e3,
+            "ours_ms": o / n * 1e3, "regex_ms": r / n * 1e3, "ours_over_parse": o / p,
+            "regex_over_ours": r / o}
+
+
+def render_side_by_side(rows: dict[str, dict[str, float]], rounds: int) -> str:
+    """Markdown table of :func:`side_by_side` results, one row per program set."""
+    lines = [f"Per program, best of {rounds} rounds; {machine()}; load average "
+             f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())} (1/5/15 min) at the end.", "",
+             "| programs | n | mean KB (CUDA KB) | parse ms | ours ms | regex ms "
+             "| ours / parse (<= 3) | regex / ours (>= 2) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, r in rows.items():
+        lines.append(f"| {name} | {r['programs']} | {r['mean_kb']:.1f} ({r['cuda_kb']:.1f}) "
+                     f"| {r['parse_ms']:.3f} | {r['ours_ms']:.3f} | {r['regex_ms']:.3f} "
+                     f"| {r['ours_over_parse']:.2f} | {r['regex_over_ours']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
 def perturbed(n: int) -> Iterator[tuple[str, str]]:
     """``n`` distinct programs: corpus programs with renamed kernels and a unique comment."""
     base = [p.source for fam in load_corpus() for p in fam.programs]
@@ -110,7 +204,6 @@ def machine() -> str:
                       if line.startswith("Model name")), platform.processor())
     except OSError:
         model = platform.processor()
-    import os
     return f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
@@ -160,7 +253,17 @@ def main() -> None:
                         help="programs for the memory run (0 = skip)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--write", action="store_true", help="update bench/RESULTS.md")
+    parser.add_argument("--side-by-side", action="store_true",
+                        help="ours vs the regex baseline vs a bare parse (issue 28) only")
     args = parser.parse_args()
+    if args.side_by_side:
+        kb = kernelbench_programs()
+        rows = {"(a) KernelBench-format files (tests/data)": side_by_side(kb, args.rounds),
+                "(a') their dry-run mutation variants": side_by_side(
+                    kernelbench_variants(kb), args.rounds),
+                "(b) corpus joined into 2-4 KB": side_by_side(typical_programs(), args.rounds)}
+        print(render_side_by_side(rows, args.rounds))
+        return
     sp = speed(typical_programs(), args.rounds)
     mem = memory(args.n, args.workers) if args.n else None
     section = render(sp, mem)

@@ -64,6 +64,8 @@ _PY_HEAVY = re.compile(r"t(?<!\wt)orch\.(?:nn\.functional\.)?" + _PY_OPS
                        + r"|F(?<!\wF)\." + _PY_OPS + r"|a(?<!\wa)t::" + _PY_OPS
                        + r"|t(?<!\wt)orch::" + _PY_OPS
                        + r"|nn\.(?:Linear|Conv\w+)\s*\(|@(?<![\w@]@)(?![\w.])")
+_PY_HEAVY_WORDS = ("matmul", "mm", "linear", "conv", "einsum", "scaled_dot_product_attention",
+                   "Linear", "Conv")
 
 
 def _enclosing(spans: list[tuple[int, int, Node]], node: Node) -> tuple[Node, ...]:
@@ -134,9 +136,12 @@ def expert_features(facts: Facts, mem: MemoryFacts, resolvers: dict[int, Resolve
     vec_global = vec_shared = 1
     flops = gbytes = 0.0
     kernel_stages = 0
-    async_copy = any(any(a in name for a in _ASYNC_COPY) for name in facts.all_calls) or any(
+    # The call names joined by NUL (which no needle holds): one substring search per needle
+    # finds the same names as a search in each name.
+    called = b"\0".join(facts.all_calls)
+    async_copy = any(a in called for a in _ASYNC_COPY) or any(
         b"cp.async" in a for a in facts.asm)
-    waits = any(any(w in name for w in _PIPE_WAIT) for name in facts.all_calls) or any(
+    waits = any(w in called for w in _PIPE_WAIT) or any(
         b"cp.async.wait" in a or b"commit_group" in a for a in facts.asm)
     src = facts.parsed.src
     for func in facts.funcs:
@@ -357,26 +362,25 @@ def _launches_on_one_path(facts: Facts) -> int:
         return 0
     starts = sorted(n.start_byte for n in facts.launches)
     ends = {n.start_byte: n.end_byte for n in facts.launches}
+    return _count_launches(facts.parsed.root, starts, ends)
 
-    def inside(node: Node) -> bool:
-        i = bisect.bisect_left(starts, node.start_byte)
-        return i < len(starts) and starts[i] < node.end_byte
 
-    def count(node: Node) -> int:
-        if not inside(node):
-            return 0
-        if ends.get(node.start_byte) == node.end_byte and node.type == "call_expression":
-            return 1
-        if node.type == "if_statement":
-            cond = node.child_by_field_name("condition")
-            arms = [node.child_by_field_name(f) for f in ("consequence", "alternative")]
-            return (count(cond) if cond is not None else 0) + max(
-                count(a) if a is not None else 0 for a in arms)
-        if node.type == "switch_statement" and (body := node.child_by_field_name("body")):
-            return max((count(c) for c in body.named_children), default=0)
-        return sum(count(c) for c in node.children)
-
-    return count(facts.parsed.root)
+def _count_launches(node: Node, starts: list[int], ends: dict[int, int]) -> int:
+    # A module function, not a closure: a recursive closure is a reference cycle that only
+    # the cyclic collector frees.
+    i = bisect.bisect_left(starts, node.start_byte)
+    if not (i < len(starts) and starts[i] < node.end_byte):
+        return 0  # no launch inside
+    if ends.get(node.start_byte) == node.end_byte and node.type == "call_expression":
+        return 1
+    if node.type == "if_statement":
+        cond = node.child_by_field_name("condition")
+        arms = [node.child_by_field_name(f) for f in ("consequence", "alternative")]
+        return (_count_launches(cond, starts, ends) if cond is not None else 0) + max(
+            _count_launches(a, starts, ends) if a is not None else 0 for a in arms)
+    if node.type == "switch_statement" and (body := node.child_by_field_name("body")):
+        return max((_count_launches(c, starts, ends) for c in body.named_children), default=0)
+    return sum(_count_launches(c, starts, ends) for c in node.children)
 
 
 def delegation_features(facts: Facts | None, text: str, language: str
@@ -391,7 +395,9 @@ def delegation_features(facts: Facts | None, text: str, language: str
                 heavy = True
                 launches += n
     if language in ("torch", "triton", "cute") or "load_inline" in text:
-        py_heavy = len(_PY_HEAVY.findall(text))
+        # Every match holds one of these substrings: without any, the scan finds nothing.
+        py_heavy = len(_PY_HEAVY.findall(text)) if "@" in text or any(
+            w in text for w in _PY_HEAVY_WORDS) else 0
         heavy = heavy or py_heavy > 0
         launches += py_heavy
     return {"lib.delegates_heavy_op": heavy, "fusion.launches_per_forward": launches}
