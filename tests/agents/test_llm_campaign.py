@@ -50,8 +50,10 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
     tmp = tmp_path_factory.mktemp("llm_campaign")
     fams = [f for f in load_corpus() if f.name == "saxpy"]
+    # Analytic rewards keep this fixture's archive, whose gap the scripted reply fills; the
+    # test is about the LLM campaign, not about where rewards come from.
     table = simulate(SimulationSettings(rounds=1, rollouts_per_task=16, mutate_p=0.0, seed=2),
-                     families=fams)
+                     families=fams, rewards="analytic")
     data = tmp / "rollouts.parquet"
     table.to_parquet(data)
     run = run_diagnosis(table, tmp / "template", round=0)

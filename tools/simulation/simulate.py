@@ -34,14 +34,18 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from structcover.schema import content_hash
+from structcover.schema import TaskSpec, content_hash
 from structcover.tools.data.corpus import TaskFamily, load_corpus
 from structcover.tools.simulation.gpu_model import GpuSpec, predict_time_s, workload
 from structcover.tools.simulation.gpu_specs import DEFAULT_GPU
+
+if TYPE_CHECKING:
+    from structcover.tools.simulation.profiles import ProfileStore
 
 #: Reward sources :func:`simulate` can draw from.
 REWARDS = ("modelled", "analytic")
@@ -144,7 +148,7 @@ def _prefetch_variants(sources: list[str]) -> None:
 def simulate(settings: SimulationSettings = SimulationSettings(), *,
              families: list[TaskFamily] | None = None, measured: dict[str, float] | None = None,
              gpu: GpuSpec = GpuSpec(), rewards: str = "modelled",  # noqa: B008 - frozen
-             gpu_name: str = DEFAULT_GPU, store: object | None = None) -> pd.DataFrame:
+             gpu_name: str = DEFAULT_GPU, store: ProfileStore | None = None) -> pd.DataFrame:
     """Simulate ``settings.rounds`` rounds of rollouts; one feature-table row per rollout.
 
     Columns: ``program_id``, ``task_id``, ``round``, ``correct``, ``speedup``, ``runtime_ms``,
@@ -249,7 +253,7 @@ class _ModelledTimes:
     """Modelled seconds per (program, task) from measured profiles; NaN where unprofiled."""
 
     def __init__(self, families: list[TaskFamily], with_variants: bool, gpu_name: str,
-                 store: object | None) -> None:
+                 store: ProfileStore | None) -> None:
         from structcover.tools.simulation.gpu_specs import gpu_spec
         from structcover.tools.simulation.profiles import ProfileStore
 
@@ -263,30 +267,30 @@ class _ModelledTimes:
             if with_variants:
                 sources += [v for s in list(sources) for v, _ in _variants(s)]
             jobs += [(s, spec) for spec in fam.tasks for s in dict.fromkeys(sources)]
-        self.store.get_many(jobs)  # type: ignore[attr-defined]
+        self.store.get_many(jobs)
 
-    def seconds(self, source: str, spec: object) -> float:
+    def seconds(self, source: str, spec: TaskSpec) -> float:
         from structcover.tools.simulation.modelled import NoProfile, program_time
 
-        key = (content_hash(source), spec.task_id)  # type: ignore[attr-defined]
+        key = (content_hash(source), spec.task_id)
         if key not in self._cache:
-            entry = self.store.get(source, spec)  # type: ignore[attr-defined]
+            entry = self.store.get(source, spec)
             try:
-                self._cache[key] = program_time(entry, spec, self.gpu).seconds  # type: ignore[arg-type]
+                self._cache[key] = program_time(entry, spec, self.gpu).seconds
             except NoProfile as exc:
                 self._cache[key] = float("nan")
                 self.unprofiled[f"{key[1]}/{key[0]}"] = str(exc)
         return self._cache[key]
 
-    def attrs(self) -> dict:
+    def attrs(self) -> dict[str, Any]:
         from collections import Counter
 
         from structcover.tools.simulation.modelled import reward_label
 
-        origins = Counter(self.store.origin.values())  # type: ignore[attr-defined]
+        origins = Counter(self.store.origin.values())
         return {"rewards": reward_label(self.gpu), "unprofiled": dict(self.unprofiled),
                 "profiles": {**{k: int(v) for k, v in origins.items()},
-                             "stale": int(self.store.stale())}}  # type: ignore[attr-defined]
+                             "stale": int(self.store.stale())}}
 
 
 def _corpus_mode(feature: str | None, feats: dict[str, list[dict]]) -> str | None:
