@@ -5,8 +5,8 @@ the model's size by ``profiles.extrapolate``), ptxas' registers and static share
 the GPU's architecture, and a :class:`~structcover.tools.simulation.gpu_specs.GpuSpec`.
 Never the static source features. Per task, the compulsory bytes and useful FLOPs
 (``profiles.work_at``) stand in for operation counts while the profiler does not count
-operations by class; where counters named in :data:`OP_COUNTERS` are present they are used
-instead (``KernelTime.flops_source`` says which).
+operations by class; where ``ops_<class>_<kind>`` counters are present (:func:`op_counters`)
+they are used instead (``KernelTime.flops_source`` says which).
 
 Per kernel (``L`` launches, ``B`` blocks, ``T`` threads; all counters summed over launches)::
 
@@ -68,17 +68,31 @@ SHARED_ATOMIC_CLOCKS = 2.0
 #: Registers per thread assumed when ptxas gave none for a kernel (noted in the result).
 DEFAULT_REGISTERS = 32
 
-#: Optional op-class counters (operations, not FLOPs) -> (peak-rate field, FLOPs per op).
-#: Used when a profile carries them; absent today (then FLOPs come from the task's work).
-OP_COUNTERS: dict[str, tuple[str, float]] = {
-    "fp32_add": ("fp32_flops", 1.0), "fp32_mul": ("fp32_flops", 1.0),
-    "fp32_fma": ("fp32_flops", 2.0), "fp64_add": ("fp64_flops", 1.0),
-    "fp64_mul": ("fp64_flops", 1.0), "fp64_fma": ("fp64_flops", 2.0),
-    "fp16_add": ("fp16_flops", 1.0), "fp16_mul": ("fp16_flops", 1.0),
-    "fp16_fma": ("fp16_flops", 2.0), "bf16_add": ("bf16_flops", 1.0),
-    "bf16_mul": ("bf16_flops", 1.0), "bf16_fma": ("bf16_flops", 2.0),
-    "int_ops": ("int32_ops", 1.0), "special_ops": ("sfu_ops", 1.0),
-}
+#: Op-class counters the profiler may report, ``ops_<class>_<kind>`` (per-thread operations):
+#: class -> the peak-rate field of :class:`GpuSpec` it runs at.
+OP_CLASSES = {"fp32": "fp32_flops", "fp64": "fp64_flops", "fp16": "fp16_flops",
+              "bf16": "bf16_flops", "int": "int32_ops"}
+#: kind -> (rate override or None, FLOPs per operation). A fused multiply-add is 2 FLOPs at
+#: the class's FLOP rate; divides and special functions (sqrt, exp, rsqrt...) run on the
+#: special-function units (16 per clock per SM); logic ops at the integer rate.
+OP_KINDS: dict[str, tuple[str | None, float]] = {
+    "add": (None, 1.0), "mul": (None, 1.0), "fma": (None, 2.0), "div": ("sfu_ops", 1.0),
+    "special": ("sfu_ops", 1.0), "logic": ("int32_ops", 1.0)}
+
+
+def op_counters(counters: dict[str, float]) -> dict[str, tuple[str, float]]:
+    """The ``ops_<class>_<kind>`` counters present -> (rate field, FLOPs per op); empty when
+    the profile does not count operations (then the task's work stands in)."""
+    out: dict[str, tuple[str, float]] = {}
+    for name in counters:
+        parts = name.split("_")
+        if len(parts) == 3 and parts[0] == "ops" and parts[1] in OP_CLASSES \
+                and parts[2] in OP_KINDS:
+            rate, per_op = OP_KINDS[parts[2]]
+            out[name] = (rate or OP_CLASSES[parts[1]], per_op)
+    return out
+
+
 #: Peak-rate field by the task's output dtype (for FLOPs estimated from the task's work).
 DTYPE_RATE = {"float64": "fp64_flops", "float16": "fp16_flops", "bfloat16": "bf16_flops"}
 
@@ -158,9 +172,10 @@ def kernel_time(k: KernelInputs, gpu: GpuSpec) -> KernelTime:
     shared_s = (_c(c, "shared_load_wavefronts") + _c(c, "shared_store_wavefronts")) \
         / clock_sm / comp_hide
 
-    counted = {name: _c(c, name) for name in OP_COUNTERS if name in c}
+    ops = op_counters(c)
+    counted = {name: _c(c, name) for name in ops}
     if counted:
-        compute_s = sum(n * OP_COUNTERS[name][1] / getattr(gpu, OP_COUNTERS[name][0])
+        compute_s = sum(n * ops[name][1] / getattr(gpu, ops[name][0])
                         for name, n in counted.items())
         op_instr = sum(counted.values()) / 32.0
         source = "counted"

@@ -9,7 +9,9 @@ result) and only inserts text, so line numbers and every other edit stay as they
   store (left of ``=``) or read-modify-write (left of ``+=``, ``++``);
 * the address argument of an ``atomic*`` call becomes ``::sc::prof_atom(ADDR, SITE)``;
 * the condition of an ``if`` / ``while`` / ``for`` / ``do`` becomes ``::sc::prof_br(C, SITE)``
-  (the same truth value).
+  (the same truth value);
+* arithmetic, compound assignments, increments and math calls go through the counting helpers
+  of ``runtime/sc_prof.hpp`` (``profile_ops``: classified by the compiler, by C++ types).
 
 What is not wrapped: thread-private storage (non-pointer locals, local arrays, by-value
 parameters), ``__constant__`` arrays, operands of ``&``, ``sizeof``, ``decltype``; macro bodies
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from structcover.tools.cuda_ast import parser, walk
+from structcover.tools.verify.profile_ops import op_edits
 from structcover.tools.verify.strict_rewrite import local_names
 
 KINDS = ("load", "store", "rmw", "atomic", "branch")
@@ -69,6 +72,7 @@ class _Pass:
         self.src = src
         self.constants = constants
         self.wraps: list[tuple[int, int, str, str]] = []
+        self.subs: list[tuple[int, int, str]] = []
         self.sites: list[Site] = []
 
     def new_site(self, node: Node, kind: str) -> int:
@@ -194,19 +198,23 @@ class _Pass:
         self.wraps.append((cond.start_byte, cond.end_byte, "::sc::prof_br(", f", {k})"))
 
 
-def _apply(src: bytes, wraps: list[tuple[int, int, str, str]]) -> bytes:
-    """Insert every wrapper's prefix and suffix; nested wrappers nest properly."""
-    events: list[tuple[int, int, int, int, str]] = []
+def _apply(src: bytes, wraps: list[tuple[int, int, str, str]],
+           subs: list[tuple[int, int, str]] = ()) -> bytes:  # type: ignore[assignment]
+    """Insert every wrapper's prefix and suffix (nested wrappers nest properly) and replace the
+    ``subs`` ranges (operator tokens: no wrapper starts or ends inside one)."""
+    events: list[tuple[int, int, int, int, str, int]] = []
     for i, (start, end, pre, post) in enumerate(wraps):
         span = end - start
-        events.append((start, 1, -span, i, pre))   # opens: outermost (then first made) first
-        events.append((end, 0, span, -i, post))    # closes before opens; innermost first
+        events.append((start, 2, -span, i, pre, start))   # opens: outermost (then first made) first
+        events.append((end, 0, span, -i, post, end))      # closes before opens; innermost first
+    for start, end, text in subs:
+        events.append((start, 1, 0, 0, text, end))        # after the closes at its start
     events.sort(key=lambda e: e[:4])
     out, pos = [], 0
-    for at, _, _, _, text in events:
+    for at, _, _, _, text, skip_to in events:
         out.append(src[pos:at])
         out.append(text.encode())
-        pos = at
+        pos = skip_to
     out.append(src[pos:])
     return b"".join(out)
 
@@ -221,4 +229,9 @@ def instrument(source: str) -> tuple[str, list[Site]]:
         if node.type == "function_definition" and any(
                 c.type in ("__global__", "__device__") for c in node.children):
             p.function(node)
-    return _apply(raw, p.wraps).decode("utf-8", "surrogatepass"), p.sites
+            body = node.child_by_field_name("body")
+            if body is not None:
+                wraps, subs = op_edits(body, parsed)
+                p.wraps.extend(wraps)
+                p.subs.extend(subs)
+    return _apply(raw, p.wraps, p.subs).decode("utf-8", "surrogatepass"), p.sites

@@ -186,30 +186,13 @@ inline T signal_result(T v, int line, const volatile void* addr) {
   return v;
 }
 
-// Profile counters (sc_prof.cpp). Only the profile build of a program calls these (the
-// rewriter's profile variant wraps device memory accesses, atomics' addresses and branch
-// conditions); every wrapper returns exactly what it was given, so results do not change.
-enum ProfKind { kProfLoad = 0, kProfStore = 1, kProfRmw = 2, kProfAtomic = 3, kProfBranch = 4 };
-void prof_note(const volatile void* p, unsigned size, int site, int kind);
+// Profile counters: what the profile build of a program calls (inline parts in sc_prof.hpp,
+// the rest in sc_prof.cpp). Declared here, with the rest of the runtime a program may call.
+struct ProfThread;
 int prof_enable();
 void prof_kernel(const char* name);
-template <class T>
-inline T&& prof_mem(T&& ref, int site, int kind) {
-  if constexpr (!std::is_array<std::remove_reference_t<T>>::value)
-    prof_note(__builtin_addressof(ref), (unsigned)sizeof(ref), site, kind);
-  return static_cast<T&&>(ref);
-}
-template <class P>
-inline P prof_atom(P p, int site) {
-  prof_note(p, (unsigned)sizeof(*p), site, kProfAtomic);
-  return p;
-}
-template <class C>
-inline bool prof_br(const C& c, int site) {
-  bool b = static_cast<bool>(c);
-  prof_note(reinterpret_cast<const volatile void*>((uintptr_t)b), 0, site, kProfBranch);
-  return b;
-}
+__attribute__((const)) ProfThread* prof_ctx();
+void prof_grow(ProfThread* t, uintptr_t addr, unsigned size, int site, int kind);
 
 }  // namespace sc
 
@@ -393,6 +376,7 @@ inline unsigned match_all(unsigned mask, unsigned long long v, int* pred, int li
 #include "sc_atomic.hpp"
 #include "sc_fp16.hpp"
 #include "sc_cg.hpp"
+#include "sc_prof.hpp"  // profile builds' counters (only they call it)
 
 // Device-side assert reports a verdict instead of aborting the whole process.
 #include <assert.h>

@@ -25,6 +25,8 @@ enum Status { kOk = 0, kDeadlock = 1, kCrash = 2, kTimeout = 3, kUnsupported = 4
 enum Schedule { kForward = 0, kReverse = 1, kRandom = 2 };
 
 constexpr size_t kGuard = 4096;
+// PROT_NONE on each side of a device buffer: an access up to this far outside faults.
+constexpr size_t kDevGuard = 64 * 1024;
 constexpr size_t kStackPoison = 8192;  // poisoned bytes at the top of each fresh fiber stack
 constexpr size_t kMaxStaticShared = 48 * 1024;
 constexpr size_t kMaxDynShared = 227 * 1024;
@@ -46,14 +48,7 @@ struct Warp {
   WarpGroup groups[32];
 };
 
-// Profile counters (sc_prof.cpp): one thread's execution of a wrapped access or branch.
-struct ProfEntry {
-  uintptr_t addr;       // the address (a branch: its outcome, 0 or 1)
-  int site;             // the rewriter's static site number
-  unsigned short size;  // bytes accessed
-  unsigned char kind;   // ProfKind
-};
-
+// Profile counters (sc_prof.cpp; ProfEntry and ProfThread in sc_prof.hpp).
 //: Counters of one static site (or of a whole launch, summed over its sites).
 struct ProfSite {
   int kind = -1;        // ProfKind of the site; -1 unseen
@@ -71,6 +66,7 @@ struct ProfSite {
 struct ProfStats {
   SC_PROF_SUMS(SC_PROF_DECL)
   unsigned long long gatom_worst = 0, satom_worst = 0;  // maxima over requests
+  unsigned long long ops[kProfOps] = {};                 // executed operations (ProfThread::ops)
   std::vector<ProfSite> sites;
   void add(const ProfStats& o);
 };
@@ -108,24 +104,30 @@ struct Worker : Block {
   // only stores these, to stay async-signal-safe).
   uintptr_t fault_addr = 0;
   int fault_kind = 0;             // 0 none, 1 stack overflow, 2 invalid access, 3 preempted
+  // Trap pages (sc_devmem.cpp) opened for the one instruction being single-stepped (x86-64).
+  char* step_page[2] = {nullptr, nullptr};
   Fiber* fault_fiber = nullptr;
-  // Profile counters (profile builds only): each thread's accesses since the last flush.
-  std::vector<std::vector<ProfEntry>> prof_log;
+  // Profile counters (profile builds only): each thread's log of accesses since the last flush
+  // (prof_threads[i] points into its warp's prof_buf[i / 32]) and its executed operations.
+  std::vector<ProfThread> prof_threads;
+  std::vector<std::vector<ProfEntry>> prof_buf;
   bool prof_any = false;
   ProfStats prof;
 };
 
 enum AllocKind { kDeviceMem = 0, kManagedMem = 1, kPinnedMem = 2 };
 
-//: One device allocation (sc_devmem.cpp): [map, map+len) = guard page, body, guard page.
+//: One device allocation (sc_devmem.cpp): [map, map+len) = guard, body, guard (kDevGuard each).
 struct Alloc {
   char* map;
-  size_t len, body;   // whole mapping; the read-write part between the guard pages
-  char* user;         // what cudaMalloc returned: 256-aligned, end within 256 bytes of the body's end
-  size_t n, cap;      // requested bytes; n rounded up to 256
+  size_t len, body;   // whole mapping; the read-write part between the guards
+  char* user;         // what cudaMalloc returned: at the body's start, or ending at most 15 bytes
+                      // before its end (16-aligned), by the run's layout (Global::end_layout)
+  size_t n, cap;      // requested bytes; bytes from user to the body's end
   int kind;           // AllocKind: only kDeviceMem is closed while host code runs
   bool open;
   long index;         // allocation order since the last sc_reset
+  char* trap;         // the page holding byte n-1 while it is a trap page (dev_arm_traps), or null
 };
 
 struct Event { std::chrono::steady_clock::time_point t; };
@@ -161,6 +163,9 @@ struct Global {
   std::vector<unsigned> block_order;
   std::atomic<size_t> next{0};
   uint32_t pattern = 0x7EFFFFFFu;  // poison word for fresh shared, device and stack memory
+  // Device buffers of this run end at their upper guard (true) or start at their lower one:
+  // a read past the end or before the start faults under one layout or the other.
+  bool end_layout = true;
   bool serial = false;
   // Profile counters: on in profile builds (prof_enable); one JSON object per launch.
   bool prof_on = false;
@@ -201,6 +206,11 @@ void dev_set_open(bool open);
 std::string dev_check_slack();
 int dev_range(const void* p, size_t n);  // 0 host memory, 1 inside one allocation, -1 straddles
 void flush_host_fault();
+void dev_arm_traps(bool on);
+// sc_hostthreads.cpp
+void threads_baseline();
+void threads_check(const char* when);
+bool dev_trap_access(Worker* w, uintptr_t addr);  // signal handler: an in-bounds access, stepped
 // sc_prof.cpp
 void prof_block_start(Worker* w, size_t nthreads);
 void prof_flush(Worker* w);

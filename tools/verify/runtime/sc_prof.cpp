@@ -1,9 +1,10 @@
 // Profile counters of the CUDA emulator (docs/EMULATOR.md, "Profiles"): what Nsight Compute
 // would count for a launch, from the emulated threads' own accesses.
 //
-// The profile build of a program (rewriter profile variant) calls prof_note for every global /
-// shared access, atomic and branch condition in device code. Each thread appends to its own log
-// (no locks: a block's fibers run on one worker). Fibers do not run in lock step, so a warp-level
+// The profile build of a program (rewriter profile variant) notes every global / shared access,
+// atomic and branch condition in device code: each thread appends to its own log, inline
+// (sc_prof.hpp; no locks: a block's fibers run on one worker), and counts its executed
+// operations in its own array, summed once per block. Fibers do not run in lock step, so a warp-level
 // request is rebuilt when a block reaches a barrier or ends: the k-th execution of site S by each
 // lane of a warp is one request (CUDA's warp-instruction instance under structured control flow).
 // A request's lanes are then coalesced as the GPU does: distinct 32-byte sectors for global
@@ -26,13 +27,16 @@ struct Lane {
   const ProfEntry* e;
 };
 
-int space_of(Worker* w, uintptr_t a) {
-  uintptr_t sm = reinterpret_cast<uintptr_t>(w->smem);
-  if (a >= sm && a < sm + w->arena_store.size()) return kShared;
-  uintptr_t st = reinterpret_cast<uintptr_t>(w->stacks);
-  if (a >= st && a < st + w->stack_cap * kStackSize) return kLocal;
-  return kGlobal;
-}
+// The lanes of one request (a view: no allocation per request).
+struct Lanes {
+  const Lane* p;
+  size_t n;
+  const Lane* begin() const { return p; }
+  const Lane* end() const { return p + n; }
+  size_t size() const { return n; }
+  bool empty() const { return n == 0; }
+  const Lane& operator[](size_t i) const { return p[i]; }
+};
 
 unsigned long long distinct(std::vector<unsigned long long>& v) {
   std::sort(v.begin(), v.end());
@@ -51,7 +55,7 @@ unsigned long long distinct_small(unsigned long long* a, size_t m) {
 }
 
 // Distinct 32-byte sectors the lanes' byte ranges touch.
-unsigned long long sectors(const std::vector<Lane>& lanes) {
+unsigned long long sectors(Lanes lanes) {
   unsigned long long buf[64];
   size_t m = 0;
   bool small = true;
@@ -75,12 +79,12 @@ unsigned long long sectors(const std::vector<Lane>& lanes) {
 // Most distinct words one bank must deliver, for the words w[0..m) of one phase.
 unsigned long long bank_ways(unsigned long long* w, size_t m) {
   unsigned long long first[32];
-  bool seen[32] = {};
+  unsigned seen = 0;  // bit b: first[b] holds bank b's word
   bool conflict = false;
   for (size_t i = 0; i < m && !conflict; ++i) {
     unsigned b = (unsigned)(w[i] & 31);
-    if (!seen[b]) { seen[b] = true; first[b] = w[i]; }
-    else if (first[b] != w[i]) conflict = true;
+    if (!(seen >> b & 1u)) { seen |= 1u << b; first[b] = w[i]; }
+    else conflict = first[b] != w[i];
   }
   if (!conflict) return 1;  // one word per bank (or the same word: a broadcast)
   std::sort(w, w + m);
@@ -94,26 +98,34 @@ unsigned long long bank_ways(unsigned long long* w, size_t m) {
 // Shared-memory wavefronts: a request is split into phases of 128 bytes' worth of lanes (32
 // lanes of 4 bytes, 16 of 8, 8 of 16); in each phase the wavefronts are the most distinct 4-byte
 // words any one bank must deliver (lanes reading the same word share it: a broadcast).
-void wavefronts(const std::vector<Lane>& lanes, unsigned long long& wave, unsigned long long& ideal) {
+void wavefronts(Lanes lanes, unsigned long long& wave, unsigned long long& ideal) {
   unsigned size = std::max<unsigned>(4, lanes.empty() ? 4 : lanes[0].e->size);
   unsigned per_phase = std::max<unsigned>(1, 128 / std::min<unsigned>(size, 128));
   unsigned phases = (32 + per_phase - 1) / per_phase;
-  static thread_local std::vector<unsigned long long> words;  // reused: no allocation per request
+  unsigned long long buf[256];  // the words of one phase; a vector only for huge accesses
+  std::vector<unsigned long long> big;
   for (unsigned phase = 0; phase < phases; ++phase) {
-    words.clear();
+    size_t m = 0, need = 0;
+    for (const Lane& l : lanes)
+      if (l.lane / per_phase == phase) need += (size_t)((l.e->size ? l.e->size : 1) / 4 + 2);
+    if (!need) continue;
+    unsigned long long* words = buf;
+    if (need > 256) {
+      big.resize(need);
+      words = big.data();
+    }
     for (const Lane& l : lanes) {
       if (l.lane / per_phase != phase) continue;
       uintptr_t a = l.e->addr, n = l.e->size ? l.e->size : 1;
-      for (uintptr_t x = a >> 2; x <= (a + n - 1) >> 2; ++x) words.push_back(x);
+      for (uintptr_t x = a >> 2; x <= (a + n - 1) >> 2; ++x) words[m++] = x;
     }
-    if (words.empty()) continue;
-    wave += bank_ways(words.data(), words.size());
+    wave += bank_ways(words, m);
     ideal += 1;
   }
 }
 
 // Most lanes of one request on one address.
-unsigned long long contention(const std::vector<Lane>& lanes) {
+unsigned long long contention(Lanes lanes) {
   unsigned long long a[32];
   size_t m = std::min<size_t>(32, lanes.size());
   for (size_t i = 0; i < m; ++i) a[i] = lanes[i].e->addr;
@@ -135,7 +147,7 @@ ProfSite& site_of(ProfStats& st, int site, int kind) {
 }
 
 // One warp-level request of one space: every lane executed the same instance of one site.
-void account(Worker* w, int site, int kind, int space, const std::vector<Lane>& lanes) {
+void account(Worker* w, int site, int kind, int space, Lanes lanes) {
   ProfStats& st = w->prof;
   ProfSite& s = site_of(st, site, kind);
   s.space |= space;
@@ -189,66 +201,181 @@ void account(Worker* w, int site, int kind, int space, const std::vector<Lane>& 
   }
 }
 
+// Where the block's shared arena and the worker's fiber stacks are (space_of without the
+// worker's vectors on every lane).
+struct Spaces {
+  uintptr_t sm_lo, sm_hi, st_lo, st_hi;
+  int of(uintptr_t a) const {
+    if (a >= sm_lo && a < sm_hi) return kShared;
+    if (a >= st_lo && a < st_hi) return kLocal;
+    return kGlobal;
+  }
+};
+
+Spaces spaces_of(Worker* w) {
+  uintptr_t sm = reinterpret_cast<uintptr_t>(w->smem), st = reinterpret_cast<uintptr_t>(w->stacks);
+  return Spaces{sm, sm + w->arena_store.size(), st, st + w->stack_cap * kStackSize};
+}
+
 // Splits one request by memory space (a generic pointer may mix them) and accounts each part.
-void request(Worker* w, int site, int kind, std::vector<Lane>& lanes) {
+void request(Worker* w, const Spaces& sp, int site, int kind, Lanes lanes) {
   if (lanes.empty()) return;
   if (kind == kProfBranch) { account(w, site, kind, 0, lanes); return; }
-  int first = space_of(w, lanes[0].e->addr);
-  bool mixed = false;
-  for (const Lane& l : lanes) mixed = mixed || space_of(w, l.e->addr) != first;
+  // One space for all lanes when the lowest and highest address are in it and (global) no
+  // shared arena or stack region lies between them: two lookups instead of one per lane.
+  uintptr_t lo = lanes[0].e->addr, hi = lo;
+  for (const Lane& l : lanes) {
+    lo = std::min(lo, l.e->addr);
+    hi = std::max(hi, l.e->addr);
+  }
+  int first = sp.of(lo);
+  bool mixed = sp.of(hi) != first ||
+               (first == kGlobal && ((sp.sm_lo <= hi && sp.sm_hi > lo) || (sp.st_lo <= hi && sp.st_hi > lo)));
+  if (mixed) {
+    mixed = false;
+    for (const Lane& l : lanes) mixed = mixed || sp.of(l.e->addr) != first;
+  }
   if (!mixed) { account(w, site, kind, first, lanes); return; }
-  static thread_local std::vector<Lane> part;
+  std::vector<Lane> part;
   for (int space : {kGlobal, kShared, kLocal}) {
     part.clear();
-    for (const Lane& l : lanes) if (space_of(w, l.e->addr) == space) part.push_back(l);
-    if (!part.empty()) account(w, site, kind, space, part);
+    for (const Lane& l : lanes) if (sp.of(l.e->addr) == space) part.push_back(l);
+    if (!part.empty()) account(w, site, kind, space, Lanes{part.data(), part.size()});
   }
 }
 
-// One warp's logs: when every lane that logged anything logged the same sites in the same order
-// (no divergence inside), the i-th entries form a request; else group by (site, k-th execution).
-void flush_warp(Worker* w, size_t base, size_t n) {
-  auto& logs = w->prof_log;
-  size_t r = 0;
-  while (r < n && logs[base + r].empty()) ++r;
-  if (r == n) return;
-  const auto& ref = logs[base + r];
-  size_t len = ref.size();
-  bool same = true;
-  for (size_t l = r + 1; l < n && same; ++l) {
-    const auto& lg = logs[base + l];
-    if (lg.empty()) continue;
-    if (lg.size() != len) { same = false; break; }
-    for (size_t i = 0; i < len; ++i)
-      if (lg[i].site != ref[i].site || lg[i].kind != ref[i].kind) { same = false; break; }
+// A warp-level branch: m lanes, `taken` of them true (what account does for a branch).
+void branch(Worker* w, int site, size_t m, unsigned long long taken) {
+  ProfStats& st = w->prof;
+  ProfSite& s = site_of(st, site, kProfBranch);
+  s.requests += 1;
+  s.lanes += m;
+  bool div = taken && taken < m;
+  st.br_req += 1;
+  st.br_lanes += m;
+  st.br_div += div;
+  s.units += div;
+}
+
+// The common memory request, without building lanes: every lane accesses the same size (at most
+// 4 bytes within one word for shared memory, at most 32 for global), all in one space. Counts
+// exactly what account would; false (nothing counted) when the request is not that case.
+bool uniform(Worker* w, const Spaces& sp, int site, int kind, const ProfEntry* col, const unsigned* who,
+             size_t m) {
+  unsigned size = col[who[0]].size;
+  uintptr_t lo = col[who[0]].addr, hi = lo;
+  bool same_size = true;
+  for (size_t j = 1; j < m; ++j) {
+    const ProfEntry& e = col[who[j]];
+    same_size = same_size && e.size == size;
+    lo = std::min(lo, e.addr);
+    hi = std::max(hi, e.addr);
   }
-  static thread_local std::vector<Lane> lanes;
-  if (same) {
-    for (size_t i = 0; i < len; ++i) {
-      lanes.clear();
-      int site = 0, kind = 0;
-      for (size_t l = 0; l < n; ++l) {
-        auto& lg = logs[base + l];
-        if (lg.empty()) continue;
-        lanes.push_back({(unsigned)l, &lg[i]});
-        site = lg[i].site;
-        kind = lg[i].kind;
-      }
-      request(w, site, kind, lanes);
+  if (!same_size || !size) return false;
+  int space = sp.of(lo);
+  if (sp.of(hi) != space || space == kLocal) return false;
+  if (space == kGlobal && ((sp.sm_lo <= hi && sp.sm_hi > lo) || (sp.st_lo <= hi && sp.st_hi > lo)))
+    return false;
+  unsigned long long units[64];
+  size_t k = 0;
+  if (space == kGlobal) {
+    if (size > 32) return false;
+    for (size_t j = 0; j < m; ++j) {
+      uintptr_t a = col[who[j]].addr;
+      units[k++] = a >> 5;
+      if (((a + size - 1) >> 5) != (a >> 5)) units[k++] = (a + size - 1) >> 5;
     }
   } else {
-    std::unordered_map<unsigned long long, std::vector<Lane>> groups;
-    std::unordered_map<int, unsigned> count;
-    for (size_t l = 0; l < n; ++l) {
-      count.clear();
-      for (const ProfEntry& e : logs[base + l]) {
-        unsigned k = count[e.site]++;
-        groups[((unsigned long long)(unsigned)e.site << 32) | k].push_back({(unsigned)l, &e});
-      }
+    if (size > 4) return false;
+    for (size_t j = 0; j < m; ++j) {
+      uintptr_t a = col[who[j]].addr;
+      if (((a + size - 1) >> 2) != (a >> 2)) return false;
+      units[k++] = a >> 2;
     }
-    for (auto& kv : groups) request(w, kv.second[0].e->site, kv.second[0].e->kind, kv.second);
   }
-  for (size_t l = 0; l < n; ++l) logs[base + l].clear();
+  ProfStats& st = w->prof;
+  ProfSite& s = site_of(st, site, kind);
+  s.space |= space;
+  s.requests += 1;
+  s.lanes += m;
+  unsigned long long bytes = (unsigned long long)m * size;
+  s.bytes += bytes;
+  bool load = kind == kProfLoad || kind == kProfRmw, store = kind == kProfStore || kind == kProfRmw;
+  if (space == kGlobal) {
+    unsigned long long sec = distinct_small(units, k);
+    s.units += sec;
+    s.ideal += (bytes + 31) / 32;
+    if (load) { st.gld_req += 1; st.gld_sect += sec; st.gld_bytes += bytes; }
+    if (store) { st.gst_req += 1; st.gst_sect += sec; st.gst_bytes += bytes; }
+  } else {
+    unsigned long long wave = bank_ways(units, k);  // one phase: 32 lanes of <= 4 bytes
+    s.units += wave;
+    s.ideal += 1;
+    s.worst = std::max(s.worst, wave);
+    if (load) { st.sld_req += 1; st.sld_wave += wave; st.sld_ideal += 1; }
+    if (store) { st.sst_req += 1; st.sst_wave += wave; st.sst_ideal += 1; }
+  }
+  return true;
+}
+
+// One warp's logs. They are interleaved (sc_prof.hpp): lane l's i-th entry is at
+// log[i * 32 + l], so the i-th entries of a warp's lanes are 32 adjacent entries.
+// While every lane logged the same site at position i, the i-th entries are one request (the
+// k-th execution of that site by every lane); from the first difference (divergence, or lanes
+// that logged less) on, entries are grouped by (site, k-th execution).
+void flush_warp(Worker* w, const Spaces& sp, size_t base, size_t n) {
+  ProfThread* th = w->prof_threads.data() + base;
+  const ProfEntry* log = w->prof_buf[base / 32].data();
+  unsigned who[32];
+  size_t len[32];
+  size_t m = 0, minlen = 0, maxlen = 0;
+  for (size_t l = 0; l < n; ++l) {
+    size_t k = (size_t)(th[l].pos - th[l].begin) / 32;
+    if (!k) continue;
+    minlen = m ? std::min(minlen, k) : k;
+    maxlen = std::max(maxlen, k);
+    len[m] = k;
+    who[m++] = (unsigned)l;
+  }
+  if (!m) return;
+  Lane lanes[32];
+  for (size_t j = 0; j < m; ++j) lanes[j].lane = who[j];
+  size_t i = 0;
+  for (; i < minlen; ++i) {
+    const ProfEntry* col = log + i * 32;
+    const ProfEntry& e0 = col[who[0]];
+    bool same = true;
+    if (e0.kind == kProfBranch) {  // the most common entry: only the outcomes matter
+      unsigned long long taken = 0;
+      for (size_t j = 0; j < m; ++j) {
+        same = same && col[who[j]].site == e0.site;
+        taken += col[who[j]].addr != 0;
+      }
+      if (!same) break;
+      branch(w, e0.site, m, taken);
+      continue;
+    }
+    for (size_t j = 1; j < m; ++j) same = same && col[who[j]].site == e0.site;
+    if (!same) break;
+    if (e0.kind != kProfAtomic && uniform(w, sp, e0.site, e0.kind, col, who, m)) continue;
+    for (size_t j = 0; j < m; ++j) lanes[j].e = col + who[j];
+    request(w, sp, e0.site, e0.kind, Lanes{lanes, m});
+  }
+  if (i == maxlen) return;
+  std::unordered_map<int, unsigned> prefix;  // the prefix is the same in every lane
+  for (size_t x = 0; x < i; ++x) ++prefix[log[x * 32 + who[0]].site];
+  std::unordered_map<unsigned long long, std::vector<Lane>> groups;
+  std::unordered_map<int, unsigned> count;
+  for (size_t j = 0; j < m; ++j) {
+    count = prefix;
+    for (size_t x = i; x < len[j]; ++x) {
+      const ProfEntry* e = log + x * 32 + who[j];
+      unsigned k = count[e->site]++;
+      groups[((unsigned long long)(unsigned)e->site << 32) | k].push_back({who[j], e});
+    }
+  }
+  for (auto& kv : groups)
+    request(w, sp, kv.second[0].e->site, kv.second[0].e->kind, Lanes{kv.second.data(), kv.second.size()});
 }
 
 }  // namespace
@@ -257,6 +384,7 @@ void ProfStats::add(const ProfStats& o) {
 #define SC_PROF_ADD(n) n += o.n;
   SC_PROF_SUMS(SC_PROF_ADD)
 #undef SC_PROF_ADD
+  for (int i = 0; i < kProfOps; ++i) ops[i] += o.ops[i];
   gatom_worst = std::max(gatom_worst, o.gatom_worst);
   satom_worst = std::max(satom_worst, o.satom_worst);
   if (sites.size() < o.sites.size()) sites.resize(o.sites.size());
@@ -279,36 +407,72 @@ int prof_enable() {
 
 void prof_kernel(const char* name) { G().prof_name = name ? name : ""; }
 
-void prof_note(const volatile void* p, unsigned size, int site, int kind) {
+ProfThread* prof_ctx() {
   Worker* w = tls_worker;
-  if (!w || !w->in_fiber) return;  // host code (a __host__ __device__ function on the host)
-  Fiber* f = cur();
-  if (f->linear >= w->prof_log.size()) return;
-  w->prof_log[f->linear].push_back(
-      ProfEntry{reinterpret_cast<uintptr_t>(p), site, (unsigned short)std::min(size, 65535u),
-                (unsigned char)kind});
-  w->prof_any = true;
+  if (w && w->in_fiber) {
+    Fiber* f = cur();
+    if (f->linear < w->prof_threads.size()) return &w->prof_threads[f->linear];
+  }
+  // Host code (a __host__ __device__ function on the host): counted into a sink nobody reads.
+  static thread_local ProfThread sink{nullptr, nullptr, nullptr, {}};
+  return &sink;
+}
+
+// Points warp k's 32 lanes (threads 32k ...) into its interleaved log, keeping their entries.
+void rebase_warp(Worker* w, size_t k) {
+  std::vector<ProfEntry>& buf = w->prof_buf[k];
+  size_t cap = buf.size() / 32;
+  for (size_t l = 0; l < 32 && 32 * k + l < w->prof_threads.size(); ++l) {
+    ProfThread& t = w->prof_threads[32 * k + l];
+    size_t used = t.begin ? (size_t)(t.pos - t.begin) / 32 : 0;
+    t.begin = cap ? buf.data() + l : nullptr;
+    t.pos = t.begin ? t.begin + used * 32 : nullptr;
+    t.end = t.begin ? t.begin + cap * 32 : nullptr;
+  }
+}
+
+void prof_grow(ProfThread* t, uintptr_t addr, unsigned size, int site, int kind) {
+  Worker* w = tls_worker;
+  if (!w || w->prof_threads.empty() || t < w->prof_threads.data() ||
+      t >= w->prof_threads.data() + w->prof_threads.size())
+    return;  // the host sink
+  size_t k = (size_t)(t - w->prof_threads.data()) / 32;
+  std::vector<ProfEntry>& buf = w->prof_buf[k];
+  buf.resize(std::max<size_t>(32 * 64, 2 * buf.size()));  // entries keep their places
+  rebase_warp(w, k);
+  prof_note(t, addr, size, site, kind);
 }
 
 void prof_block_start(Worker* w, size_t nthreads) {
   if (!G().prof_on) return;
-  if (w->prof_log.size() < nthreads) w->prof_log.resize(nthreads);
-  for (auto& lg : w->prof_log) lg.clear();
-  w->prof_any = false;
+  size_t nw = (nthreads + 31) / 32;
+  if (w->prof_threads.size() < nw * 32) w->prof_threads.resize(nw * 32);
+  if (w->prof_buf.size() < nw) w->prof_buf.resize(nw);
+  for (ProfThread& t : w->prof_threads) {
+    t.begin = t.pos = t.end = nullptr;
+    std::fill_n(t.ops, kProfOps, 0ull);
+  }
+  for (size_t k = 0; k < nw; ++k) rebase_warp(w, k);
+  w->prof_any = true;  // logs are appended inline: flush at every barrier
 }
 
 void prof_flush(Worker* w) {
   if (!w->prof_any) return;
-  size_t n = std::min(w->nthreads, w->prof_log.size());
-  for (size_t base = 0; base < n; base += 32) flush_warp(w, base, std::min<size_t>(32, n - base));
-  w->prof_any = false;
+  size_t n = std::min(w->nthreads, w->prof_threads.size());
+  Spaces sp = spaces_of(w);
+  for (size_t base = 0; base < n; base += 32) flush_warp(w, sp, base, std::min<size_t>(32, n - base));
+  for (size_t i = 0; i < n; ++i) w->prof_threads[i].pos = w->prof_threads[i].begin;
 }
 
 void prof_block_end(Worker* w) {
   if (!G().prof_on) return;
   prof_flush(w);
+  size_t n = std::min(w->nthreads, w->prof_threads.size());
+  for (size_t i = 0; i < n; ++i)
+    for (int k = 0; k < kProfOps; ++k) w->prof.ops[k] += w->prof_threads[i].ops[k];
   w->prof.barriers += w->epoch;
   w->prof.blocks += 1;
+  w->prof_any = false;
 }
 
 void prof_launch_start() {
@@ -384,6 +548,15 @@ void prof_launch_end(int nworkers) {
   kv(s, "branch_requests", t.br_req);
   kv(s, "branch_lanes", t.br_lanes);
   kv(s, "divergent_branches", t.br_div);
+  static const char* const cls[kProfOpClasses] = {"fp32", "fp64", "fp16", "bf16", "int"};
+  static const char* const kinds[kProfOpKinds] = {"add", "mul", "fma", "div", "special", "logic"};
+  for (int c = 0; c < kProfOpClasses; ++c)
+    for (int k = 0; k < kProfOpKinds; ++k) {
+      bool meaningful = c == kOpInt ? k != kOpSpecial : k != kOpLogic;
+      if (!meaningful) continue;
+      std::string key = std::string("ops_") + cls[c] + "_" + kinds[k];
+      kv(s, key.c_str(), t.ops[c * kProfOpKinds + k]);
+    }
   s += "\"sites\":[";
   bool first = true;
   for (size_t i = 0; i < t.sites.size(); ++i) {
