@@ -29,6 +29,14 @@ SUMMED = ("blocks", "threads", "warps", "global_load_requests", "global_load_sec
           "global_atomic_serialized", "shared_atomic_requests", "shared_atomic_lanes",
           "shared_atomic_serialized", "local_accesses", "barriers", "warp_syncs",
           "warp_collectives", "branch_requests", "branch_lanes", "divergent_branches")
+#: Executed operations per thread (``ops_<class>_<kind>``, runtime/sc_prof.hpp): one per
+#: operator, increment, compound assignment or math call of device code, by the C++ type of its
+#: result; a product feeding + or - in one expression is one ``fma``.
+OP_CLASSES = ("fp32", "fp64", "fp16", "bf16", "int")
+OP_KINDS = ("add", "mul", "fma", "div", "special", "logic")
+OPS = tuple(f"ops_{c}_{k}" for c in OP_CLASSES for k in OP_KINDS
+            if (k != "special" if c == "int" else k != "logic"))
+SUMMED = (*SUMMED, *OPS)
 MAXED = ("global_atomic_max_contention", "shared_atomic_max_contention", "shared_static_bytes",
          "shared_dynamic_bytes")
 _SPACES = {1: "global", 2: "shared", 4: "local"}
