@@ -223,7 +223,8 @@ def _compare_schedules(spec: TaskSpec, runs: list[tuple[str, dict, dict]]) -> st
                 idx = np.unravel_index(int(np.flatnonzero(bad)[0]), ref.shape)
                 return (f"output `{key}` differs between schedules {base_name} and {name} at "
                         f"{list(map(int, idx))}: {ref[idx]!r} vs {other[idx]!r} ({int(bad.sum())} "
-                        "elements): a data race or a read of shared memory no thread wrote")
+                        "elements): a data race, or a read of memory nothing wrote (shared or device "
+                        "memory, or an uninitialised local: each schedule poisons them differently)")
     return ""
 
 

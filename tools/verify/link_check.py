@@ -31,7 +31,8 @@ from pathlib import Path
 #: Version of the rules below (part of every program library's cache key).
 POLICY = "link-1"
 #: Header files a program sees: what they declare in namespace ``sc`` is public.
-PUBLIC_HEADERS = ("sc_emu.hpp", "sc_math.hpp", "sc_atomic.hpp", "sc_fp16.hpp", "sc_cg.hpp")
+PUBLIC_HEADERS = ("sc_emu.hpp", "sc_math.hpp", "sc_atomic.hpp", "sc_fp16.hpp", "sc_cg.hpp",
+                  "sc_poison.hpp")
 
 #: Undefined symbols (exact C names, or mangled C++ prefixes) refused whatever the runtime.
 DENIED: dict[str, str] = {

@@ -15,7 +15,8 @@ The structural edits use the tree-sitter CUDA grammar, not regexes:
 ``#line`` directives keep compiler messages on the original line numbers: every edit keeps the
 number of newlines of the text it replaces. The strictness edits (race-checked read-modify-writes,
 inter-block signals, launch arguments checked for host pointers, preprocessor tests that cannot
-see the emulator) are described in ``strict_rewrite``. Host code's own variables named like the
+see the emulator) are described in ``strict_rewrite``; uninitialised locals of device code get
+the run's poison (``uninit_rewrite``). Host code's own variables named like the
 built-ins (``dim3 blockDim(16, 16)`` in a launcher) are renamed first (``host_builtins``).
 """
 
@@ -36,6 +37,7 @@ from structcover.tools.verify.strict_rewrite import (
     rmw_edit,
     signal_edit,
 )
+from structcover.tools.verify.uninit_rewrite import poison_suffix
 
 #: Identifiers whose presence means the program needs a construct the emulator cannot run.
 UNSUPPORTED_NAMES: dict[str, str] = {
@@ -284,6 +286,13 @@ def rewrite(source: str, filename: str = "program.cu", *, profile: bool = False)
                 continue
             edits.add(node.start_byte, node.end_byte, _rewrite_shared(node, parsed, site))
             site += 1
+        elif kind == "declaration" and not profile and node.start_byte >= edited_until:
+            fn = _enclosing_function(node)
+            suffix = poison_suffix(node, parsed) if fn is not None and _is_device_function(fn) \
+                else None
+            if suffix is not None:  # uninitialised locals get the run's poison (uninit_rewrite)
+                own = raw[node.start_byte:node.end_byte].decode("utf-8", "surrogatepass")
+                edits.add(node.start_byte, node.end_byte, own + suffix)
     result.unsupported = list(dict.fromkeys(unsupported))
     body = edits.apply().decode("utf-8", "surrogatepass")
     safe_name = filename.replace("\\", "/").replace('"', "")

@@ -14,6 +14,7 @@ cudaError_t with_device_open(const void* a, const void* b, size_t n, F op) {
   sc::flush_host_fault();
   if ((a && sc::dev_range(a, n) < 0) || (b && sc::dev_range(b, n) < 0))
     return g.last_err = cudaErrorInvalidValue;
+  sc::threads_check("before a copy or fill opened device memory");
   bool was = g.device_open;
   sc::dev_set_open(true);
   op();
@@ -37,6 +38,10 @@ void sc_configure(int workers, int schedule, unsigned long long seed, double tim
   // read of never-written memory changes the output between schedules and shows up as a race
   // even behind fmaxf/fminf.
   g.pattern = sc::pattern_for(schedule, g.seed);
+  // Buffers end at their upper guard under forward and start at their lower one under reverse
+  // (random: by seed), so every run of the default schedules checks both ends.
+  g.end_layout = schedule == sc::kForward || (schedule == sc::kRandom && (g.seed & 1));
+  sc::threads_baseline();
 }
 
 void sc_reset(void) {
@@ -60,6 +65,7 @@ void sc_reset(void) {
 
 int sc_status(void) {
   sc::flush_host_fault();
+  sc::threads_check("when the launcher had returned");
   return sc::G().status;
 }
 const char* sc_detail(void) { return sc::G().detail.c_str(); }

@@ -1,11 +1,16 @@
 // Device memory of the CUDA emulator: every cudaMalloc (and every buffer the driver uploads
-// through sc_device_alloc) is its own mapping with a PROT_NONE guard page on each side, placed
-// so its end meets the upper guard page (256-byte aligned like cudaMalloc; the < 256 bytes of
-// slack after the end and the slack before the start are canary-filled and checked after every
-// launch). Device buffers are mapped PROT_NONE while host code runs and opened only during
-// kernel launches and inside cudaMemcpy* / cudaMemset*: host code that reads or writes device
-// memory directly faults, the fault is recorded as a crash and the page is opened so the run
-// can finish and report. Fresh allocations hold a per-run poison pattern, never zeros.
+// through sc_device_alloc) is its own mapping with a kDevGuard PROT_NONE guard on each side.
+// Where the buffer sits in its page-rounded body depends on the run's layout: it starts at the
+// body's start (the lower guard is right before byte 0: any read or write before the start
+// faults) or ends at the body's end (the upper guard follows byte n, or byte n rounded up to 16
+// so that vector types stay aligned: any access past the end faults, except one within those
+// < 16 bytes). Schedules use both layouts (sc_cudart.cpp), so an out-of-bounds access faults in
+// one of them whatever the program does with the value. The rest of the body (the slack) is
+// filled with 0xFF, a NaN in every floating type, and checked after every launch for writes.
+// Device buffers are mapped PROT_NONE while host code runs and opened only during kernel
+// launches and inside cudaMemcpy* / cudaMemset*: host code that reads or writes device memory
+// directly faults, the fault is recorded as a crash and the page is opened so the run can
+// finish and report. Fresh allocations hold a per-run poison pattern, never zeros.
 //
 // Everything here runs on the host thread, except dev_find_unlocked(), which the fault handler
 // uses (the host thread is the only one that changes the allocation table, and never while a
@@ -19,7 +24,7 @@
 
 namespace sc {
 
-constexpr unsigned char kCanary = 0xCB;
+constexpr unsigned char kCanary = 0xFF;  // NaN as float, double, half or bfloat16
 constexpr int kRW = PROT_READ | PROT_WRITE;
 
 void fill_pattern(void* p, size_t n, uint32_t word) {
@@ -31,15 +36,15 @@ void fill_pattern(void* p, size_t n, uint32_t word) {
 
 static void protect(Alloc& a, bool open) {
   if (a.kind != kDeviceMem || a.open == open) return;
-  mprotect(a.map + kGuard, a.body, open ? kRW : PROT_NONE);
+  mprotect(a.map + kDevGuard, a.body, open ? kRW : PROT_NONE);
   a.open = open;
 }
 
 void* dev_alloc(size_t n, int kind) {
   Global& g = G();
-  size_t cap = ((n ? n : 1) + 255) & ~(size_t)255;
-  size_t body = (cap + kGuard - 1) & ~(kGuard - 1);
-  size_t len = body + 2 * kGuard;
+  size_t n16 = ((n ? n : 1) + 15) & ~(size_t)15;
+  size_t body = (n16 + kGuard - 1) & ~(kGuard - 1);
+  size_t len = body + 2 * kDevGuard;
   void* m = mmap(nullptr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (m == MAP_FAILED) return nullptr;
   Alloc a{};
@@ -47,18 +52,18 @@ void* dev_alloc(size_t n, int kind) {
   a.len = len;
   a.body = body;
   a.n = n;
-  a.cap = cap;
+  char* b = a.map + kDevGuard;
+  a.user = g.end_layout ? b + body - n16 : b;
+  a.cap = (size_t)(b + body - a.user);
   a.kind = kind;
-  a.user = a.map + kGuard + body - cap;
-  if (mprotect(a.map + kGuard, body, kRW) != 0) {
+  if (mprotect(b, body, kRW) != 0) {
     munmap(m, len);
     return nullptr;
   }
   a.open = true;
-  char* b = a.map + kGuard;
   memset(b, kCanary, (size_t)(a.user - b));
   fill_pattern(a.user, n, g.pattern);
-  memset(a.user + n, kCanary, cap - n);
+  memset(a.user + n, kCanary, a.cap - n);
   if (!g.device_open) protect(a, false);
   install_fault_handler();
   std::lock_guard<std::mutex> lock(g.mu);
@@ -86,8 +91,9 @@ void dev_free_all() {
 
 Alloc* dev_find_unlocked(uintptr_t addr) {
   auto& allocs = G().allocs;
-  // Keys are buffer starts, less than two pages above their map's start; maps never overlap.
-  auto it = allocs.upper_bound(addr + 2 * kGuard);
+  // Keys are buffer starts, less than a guard and a page above their map's start; maps never
+  // overlap.
+  auto it = allocs.upper_bound(addr + kDevGuard + kGuard);
   while (it != allocs.begin()) {
     --it;
     Alloc& a = it->second;
@@ -110,8 +116,8 @@ std::string dev_check_slack() {
     Alloc& a = kv.second;
     bool was = a.open;
     protect(a, true);
-    const unsigned char* b = reinterpret_cast<unsigned char*>(a.map + kGuard);
-    size_t front = (size_t)(a.user - a.map - kGuard);
+    const unsigned char* b = reinterpret_cast<unsigned char*>(a.map + kDevGuard);
+    size_t front = (size_t)(a.user - a.map - kDevGuard);
     std::string what;
     for (size_t i = 0; i < front; ++i)
       if (b[i] != kCanary) {
@@ -139,6 +145,45 @@ int dev_range(const void* p, size_t n) {
   uintptr_t u = reinterpret_cast<uintptr_t>(a->user);
   if (addr < u || addr + n > u + a->n) return -1;
   return 1;
+}
+
+// Trap pages (x86-64): under the end layout a buffer whose size is not a multiple of 16 ends
+// up to 15 bytes before its guard, so a read of those bytes would not fault. During launches
+// the page holding its last byte is closed too; an access there faults, and the handler lets
+// one that lies inside the buffer run as a single step (dev_trap_access, then the trap flag
+// brings the handler back to close the page again); one past the end is reported like any
+// other out-of-bounds access. Cost: two signals per access to that one page, in the schedules
+// with the end layout only.
+void dev_arm_traps(bool on) {
+#if defined(__x86_64__)
+  Global& g = G();
+  if (on && !g.end_layout) return;
+  for (Worker* w : g.workers) w->step_page[0] = w->step_page[1] = nullptr;
+  for (auto& kv : g.allocs) {
+    Alloc& a = kv.second;
+    if (on && a.kind == kDeviceMem && a.open && a.n && a.cap > a.n) {
+      a.trap = reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(a.user + a.n - 1) & ~(kGuard - 1));
+      mprotect(a.trap, kGuard, PROT_NONE);
+    } else if (!on && a.trap) {
+      mprotect(a.trap, kGuard, kRW);
+      a.trap = nullptr;
+    }
+  }
+#else
+  (void)on;  // no user-space single step here: the < 16 bytes past such a buffer stay open
+#endif
+}
+
+bool dev_trap_access(Worker* w, uintptr_t addr) {
+  Alloc* a = dev_find_unlocked(addr);
+  if (!a || !a->trap) return false;
+  uintptr_t page = reinterpret_cast<uintptr_t>(a->trap);
+  uintptr_t u = reinterpret_cast<uintptr_t>(a->user);
+  if (addr < page || addr >= page + kGuard || addr < u || addr >= u + a->n) return false;
+  int slot = w->step_page[0] == nullptr ? 0 : w->step_page[1] == nullptr ? 1 : -1;
+  mprotect(a->trap, kGuard, kRW);
+  if (slot >= 0) w->step_page[slot] = a->trap;  // else it stays open for this launch
+  return true;
 }
 
 void flush_host_fault() {

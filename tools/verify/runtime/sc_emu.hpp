@@ -377,6 +377,7 @@ inline unsigned match_all(unsigned mask, unsigned long long v, int* pred, int li
 #include "sc_fp16.hpp"
 #include "sc_cg.hpp"
 #include "sc_prof.hpp"  // profile builds' counters (only they call it)
+#include "sc_poison.hpp"
 
 // Device-side assert reports a verdict instead of aborting the whole process.
 #include <assert.h>

@@ -14,7 +14,7 @@
 namespace sc {
 
 // The handlers that were installed before ours (Python's faulthandler, for one).
-static struct sigaction g_old_segv, g_old_bus, g_old_usr2;
+static struct sigaction g_old_segv, g_old_bus, g_old_usr2, g_old_trap;
 
 // Async-signal-safe: it only reads the worker and the allocation table, stores plain fields,
 // calls mprotect/sigaction, and switches stacks; the scheduler (report_fault) and the host API
@@ -30,18 +30,31 @@ void on_signal(int sig, siginfo_t* si, void* ucv) {
   bool on_fiber = w && w->in_fiber && w->stacks && sp >= (uintptr_t)w->stacks &&
                   sp < (uintptr_t)w->stacks + w->stack_cap * kStackSize;
   uintptr_t addr = (uintptr_t)si->si_addr;
+#if defined(__x86_64__)
+  if (sig == SIGTRAP) {  // the single step over a trap page is done: close the page again
+    if (!w || !w->step_page[0]) {
+      sigaction(SIGTRAP, &g_old_trap, nullptr);
+      raise(SIGTRAP);
+      return;
+    }
+    for (char*& page : w->step_page)
+      if (page) mprotect(page, kGuard, PROT_NONE), page = nullptr;
+    uc->uc_mcontext.gregs[REG_EFL] &= ~0x100LL;
+    return;
+  }
+#endif
   if (sig == SIGUSR2) {
     if (!on_fiber || !G().abort.load()) return;
     w->fault_kind = 3;
   } else if (!on_fiber) {
     Global& g = G();
     Alloc* a = sig == SIGSEGV && !g.device_open ? dev_find_unlocked(addr) : nullptr;
-    uintptr_t body = a ? reinterpret_cast<uintptr_t>(a->map) + kGuard : 0;
+    uintptr_t body = a ? reinterpret_cast<uintptr_t>(a->map) + kDevGuard : 0;
     if (a && a->kind == kDeviceMem && !a->open && addr >= body && addr < body + a->body) {
       // Host code touched a device buffer: note it and open the buffer so the run finishes.
       uintptr_t none = 0;
       g.host_fault.compare_exchange_strong(none, addr);
-      mprotect(a->map + kGuard, a->body, PROT_READ | PROT_WRITE);
+      mprotect(a->map + kDevGuard, a->body, PROT_READ | PROT_WRITE);
       a->open = true;
       return;
     }
@@ -53,6 +66,12 @@ void on_signal(int sig, siginfo_t* si, void* ucv) {
     size_t off = (addr - (uintptr_t)w->stacks) % kStackSize;
     bool guard = addr >= (uintptr_t)w->stacks && addr < (uintptr_t)w->stacks + w->stack_cap * kStackSize &&
                  off < kGuard;
+#if defined(__x86_64__)
+    if (sig == SIGSEGV && !guard && dev_trap_access(w, addr)) {
+      uc->uc_mcontext.gregs[REG_EFL] |= 0x100;  // trap flag: back here after one instruction
+      return;
+    }
+#endif
     w->fault_addr = addr;
     w->fault_fiber = f;
     w->fault_kind = guard ? 1 : 2;
@@ -73,6 +92,7 @@ void install_fault_handler() {
   sigaction(SIGSEGV, &sa, &g_old_segv);
   sigaction(SIGBUS, &sa, &g_old_bus);
   sigaction(SIGUSR2, &sa, &g_old_usr2);
+  sigaction(SIGTRAP, &sa, &g_old_trap);
 }
 
 // Puts back the handlers that were there before ours, when ours is the one installed. Two
@@ -87,6 +107,7 @@ void release_fault_handler() {
   sigaction(SIGSEGV, &g_old_segv, nullptr);
   sigaction(SIGBUS, &g_old_bus, nullptr);
   sigaction(SIGUSR2, &g_old_usr2, nullptr);
+  sigaction(SIGTRAP, &g_old_trap, nullptr);
 }
 
 // Worker threads for a launch: the requested count (0 = one per core), at most one per block,
@@ -117,6 +138,7 @@ void worker_main(Worker* w) {
   sigaddset(&set, SIGUSR2);
   sigaddset(&set, SIGSEGV);
   sigaddset(&set, SIGBUS);
+  sigaddset(&set, SIGTRAP);
   pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
   struct timespec c0, c1;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
@@ -178,7 +200,9 @@ int launch_impl(dim3 grid, dim3 block, size_t smem, ThreadFn fn, void* ctx, bool
   ++g.launch_id;
   race_reset_launch();
   prof_launch_start();
+  threads_check("at the start of a launch");
   dev_set_open(true);
+  dev_arm_traps(true);
 
   std::mutex mu;
   std::condition_variable cv;
@@ -206,7 +230,9 @@ int launch_impl(dim3 grid, dim3 block, size_t smem, ThreadFn fn, void* ctx, bool
     }
   }
   for (auto& t : threads) t.join();
+  threads_check("at the end of a launch");
   prof_launch_end(nw);
+  dev_arm_traps(false);
   std::string overrun = dev_check_slack();
   dev_set_open(false);
   if (!overrun.empty()) record(kCrash, overrun + " (during a launch of grid " + fmt3(grid) + ")");

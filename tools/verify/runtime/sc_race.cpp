@@ -113,6 +113,8 @@ void unfenced_signal(int line, const volatile void* addr) {
                     "stronger ordering would hide that, so the emulator cannot check it");
 }
 
+uint32_t poison_word() { return G().pattern; }
+
 // The poison word for this run's fresh memory: large finite values (they survive fmaxf or
 // fminf, unlike NaN, which both drop) or NaN, differing by schedule and seed, never zero.
 uint32_t pattern_for(int schedule, unsigned long long seed) {
