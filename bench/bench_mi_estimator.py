@@ -94,8 +94,11 @@ def run_rounds(table: pd.DataFrame, state: Path) -> tuple[list[float], list[str]
 
 
 def saved(state: Path) -> dict[str, bytes]:
-    """Every round's discovery.json and diagnosis.json, by relative path."""
-    return {str(p.relative_to(state)): p.read_bytes()
+    """Every round's discovery.json and diagnosis.json, by relative path.
+
+    The diagnosis' notes name the state folder, which differs between the two runs.
+    """
+    return {str(p.relative_to(state)): p.read_bytes().replace(str(state).encode(), b"<state>")
             for name in ("discovery.json", "diagnosis.json")
             for p in sorted(state.glob(f"rounds/*/{name}"))}
 
