@@ -3,9 +3,10 @@
 * Overhead: the tiled SGEMM at N=256 (16x16 tiles), plain build vs profile build, side by side
   in one run: median over ``--repeat`` runs of the runtime's in-launch wall clock and of its
   worker threads' CPU time (compilation excluded; both builds made first).
-* Stability: counters per output element of a vector add and of the tiled SGEMM at N=128 and
-  N=256 (a size-independent access pattern must give the same normalized figures; the SGEMM's
-  per-element loads grow with N, as its arithmetic does, and are shown per FLOP too).
+* Stability: counters (memory, branches, executed fp32 / int operations) per output element of
+  a vector add and of the tiled SGEMM at N=128 and N=256 (a size-independent access pattern
+  must give the same normalized figures; the SGEMM's per-element loads grow with N, as its
+  arithmetic does, and are shown per FLOP too).
 
 Kernels are the benchmark's own (trusted), so they run in this process.
 
@@ -103,7 +104,8 @@ def main() -> None:
     prepare_runtime(cache)
     rng = np.random.default_rng(0)
     print(f"# Profile counters: {platform.processor() or platform.machine()}, {os.cpu_count()} "
-          f"cores, {date.today()}, {args.workers} workers, median of {args.repeat}")
+          f"cores, {date.today()}, {args.workers} workers, median of {args.repeat}, load average "
+          f"{os.getloadavg()[0]:.1f} at the start")
     n = 256
     mats = [rng.uniform(-1, 1, (n, n)).astype(np.float32) for _ in range(2)] + [np.zeros((n, n), np.float32)]
     plain, _ = _lib(SGEMM, False, cache)
@@ -120,10 +122,11 @@ def main() -> None:
         print(f"| {k} | {w:.3f} | {c:.3f} |")
     print(f"| ratio | {med['profile'][0] / med['plain'][0]:.2f}x | "
           f"{med['profile'][1] / med['plain'][1]:.2f}x |")
+    print(f"\nload average {os.getloadavg()[0]:.1f} after the timed runs")
 
     keys = ("global_load_requests", "global_load_sectors", "global_store_sectors",
             "shared_load_requests", "shared_load_bank_conflicts", "barriers", "branch_requests",
-            "divergent_branches")
+            "divergent_branches", "ops_fp32_add", "ops_fp32_fma", "ops_int_add", "ops_int_fma")
     print("\n| kernel | N | " + " | ".join(keys) + " |\n|" + " --- |" * (len(keys) + 2))
     for label, src, spec_d, shape in (("vadd", VADD, _VADD_SPEC, lambda m: (m,)),
                                       ("sgemm", SGEMM, _GEMM_SPEC, lambda m: (m, m))):
