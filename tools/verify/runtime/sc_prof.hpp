@@ -20,6 +20,8 @@
 #include <type_traits>
 #include <utility>
 
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "ProfEntry's packed store assumes little-endian");
+
 struct __half;
 struct __half2;
 struct __nv_bfloat16;
@@ -35,6 +37,7 @@ struct ProfEntry {
   int site;             // the rewriter's static site number
   unsigned short size;  // bytes accessed
   unsigned char kind;   // ProfKind
+  unsigned char pad;
 };
 
 // Operation classes x kinds: counter index class * kProfOpKinds + kind.
@@ -60,10 +63,12 @@ struct ProfThread {
 inline void prof_note(ProfThread* t, uintptr_t addr, unsigned size, int site, int kind) {
   ProfEntry* p = t->pos;
   if (__builtin_expect(p != t->end, 1)) {
+    // site, size and kind are constants at every call: one 8-byte store of a constant.
+    unsigned long long meta = (unsigned long long)(unsigned)site |
+                              (unsigned long long)(size < 65535u ? size : 65535u) << 32 |
+                              (unsigned long long)(unsigned char)kind << 48;
     p->addr = addr;
-    p->site = site;
-    p->size = (unsigned short)(size < 65535u ? size : 65535u);
-    p->kind = (unsigned char)kind;
+    __builtin_memcpy(&p->site, &meta, sizeof meta);
     t->pos = p + 32;
   } else {
     prof_grow(t, addr, size, site, kind);
