@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -44,26 +43,28 @@ def mi_sweep(columns: list[Column], y: np.ndarray, rows: np.ndarray, *, seed: in
              n_jobs: int = 0) -> list[float | None]:
     """I(S_i; y) for every column on the given rows (kNN estimator, discrete mask per column).
 
+    Sequential by default: an estimate takes about a millisecond, mostly in small numpy calls
+    that hold the GIL, and threads were measured slower (bench/RESULTS.md, "MI estimator
+    speed"). ``n_jobs > 1`` runs one batch of columns per thread.
+
     Args:
         columns: The encoded features.
         y: The target, one value per table row (NaN rows are skipped).
         rows: Row indices to use (a subsample or a resample).
         seed: Seeds the estimator's jitter, so results repeat.
-        n_jobs: Threads; 0 means one per core.
+        n_jobs: Threads; 0 or 1 means none.
 
     Returns:
         MI in nats per column; None where fewer than ``MIN_ROWS`` rows have both values.
     """
     yr = y[rows]
-    workers = min(n_jobs or os.cpu_count() or 1, len(columns))
+    workers = min(max(n_jobs, 1), len(columns))
 
     def run(cols: list[Column]) -> list[float | None]:
         return [_mi_one(c.values[rows], yr, c.discrete, seed) for c in cols]
 
     if workers <= 1:
         return run(columns)
-    # One batch of columns per thread: an estimate takes about a millisecond, so a task per
-    # column would spend a visible part of it dispatching.
     step = -(-len(columns) // workers)
     with ThreadPoolExecutor(workers) as pool:
         parts = pool.map(run, [columns[i:i + step] for i in range(0, len(columns), step)])
