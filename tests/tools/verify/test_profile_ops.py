@@ -230,3 +230,27 @@ def test_counting_changes_no_result(settings, source, tensors, scalars):
     for t in tensors:
         if t[2] == "output":
             np.testing.assert_array_equal(prof.outputs[t[0]], plain.outputs[t[0]])
+
+
+HOSTDEV = r"""
+#include <cuda_runtime.h>
+__host__ __device__ int cdiv(int a, int b) { return (a + b - 1) / b; }
+__global__ void scale(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] * (float)cdiv(n, 32);
+}
+extern "C" int launch(const float* x, float* y, int n, cudaStream_t s) {
+    scale<<<cdiv(n, 64), 64, 0, s>>>(x, y, n);
+    return (int)cudaGetLastError();
+}
+"""
+
+
+def test_host_device_function_counts_only_on_the_device(settings):
+    # n = 64: one block of 64 threads, all active. Per thread: the index (int fma), cdiv's
+    # `a + b - 1` (2 int adds) and `/ b` (int div), and the float product (fp32 mul). The
+    # launcher's own cdiv call runs on the host: counted into a sink, not reported.
+    spec = spec_of("scale", [("x", [64], "input"), ("y", [64], "output")], [("n", 64)])
+    r = profile_program(HOSTDEV, spec, settings=settings)
+    assert _ops(r.total) == {"ops_int_fma": 64, "ops_int_add": 128, "ops_int_div": 64,
+                             "ops_fp32_mul": 64}
