@@ -4,8 +4,12 @@
 ``sklearn.feature_selection.mutual_info_regression(x[:, None], y, discrete_features=[discrete],
 n_neighbors=k, random_state=seed)[0]`` returns (scikit-learn 1.9), bit for bit on the data we
 checked, without scikit-learn's per-call validation and joblib dispatch: the one-dimensional
-searches (marginal counts, the discrete case) are sorting and ``searchsorted``, the joint
-two-dimensional search of the continuous case one scipy KD-tree query.
+searches (marginal counts, the discrete case) are sorting and ``searchsorted``; the joint
+two-dimensional search of the continuous case is a proven window in sorted order, with a scipy
+KD-tree for the points the window does not settle. scipy replaces scikit-learn's tree there
+because an all-numpy window search was measured 10-60 ms per column on features with few
+levels (bench/RESULTS.md, "MI estimator speed"). Jitter draws and the jittered target are
+cached across the columns of a sweep (same rows, same seed).
 
 What is replicated, because the estimate depends on it:
 
