@@ -34,6 +34,8 @@ tiny classes.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from scipy.spatial import cKDTree
 from scipy.special import digamma
@@ -77,12 +79,19 @@ _TARGETS: dict[tuple[int, bool, bytes], tuple[np.ndarray, np.ndarray]] = {}
 _CACHE_SIZE = 8
 
 
+_LOCK = threading.Lock()
+
+
 def _remember(cache: dict, key: object, value: object) -> None:
-    """Store ``value``, dropping the oldest entry beyond ``_CACHE_SIZE`` (threads may race: the
-    worst case is a value computed twice)."""
-    if len(cache) >= _CACHE_SIZE:
-        cache.pop(next(iter(cache)), None)
-    cache[key] = value
+    """Store ``value``, dropping the oldest entry beyond ``_CACHE_SIZE``.
+
+    Under the lock, because sweeps may run in threads; two threads missing the same key only
+    compute the same value twice.
+    """
+    with _LOCK:
+        if len(cache) >= _CACHE_SIZE:
+            cache.pop(next(iter(cache)), None)
+        cache[key] = value
 
 
 def _draws(seed: int, n: int) -> np.ndarray:
