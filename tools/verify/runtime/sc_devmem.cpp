@@ -2,10 +2,10 @@
 // through sc_device_alloc) is its own mapping with a kDevGuard PROT_NONE guard on each side.
 // Where the buffer sits in its page-rounded body depends on the run's layout: it starts at the
 // body's start (the lower guard is right before byte 0: any read or write before the start
-// faults) or ends at the body's end (the upper guard follows byte n, or byte n rounded up to 16
-// so that vector types stay aligned: any access past the end faults, except one within those
-// < 16 bytes). Schedules use both layouts (sc_cudart.cpp), so an out-of-bounds access faults in
-// one of them whatever the program does with the value. The rest of the body (the slack) is
+// faults) or ends at the body's end (the upper guard follows byte n: any access past the end
+// faults; a size that is not a multiple of 16 keeps 16-byte alignment through a trap page, see
+// dev_arm_traps). Schedules use both layouts (sc_cudart.cpp), so an out-of-bounds access faults
+// in one of them whatever the program does with the value. The rest of the body (the slack) is
 // filled with 0xFF, a NaN in every floating type, and checked after every launch for writes.
 // Device buffers are mapped PROT_NONE while host code runs and opened only during kernel
 // launches and inside cudaMemcpy* / cudaMemset*: host code that reads or writes device memory
@@ -40,10 +40,21 @@ static void protect(Alloc& a, bool open) {
   a.open = open;
 }
 
+#if defined(__x86_64__)
+constexpr bool kTrapPages = true;
+#else
+constexpr bool kTrapPages = false;  // no user-space single step: see dev_arm_traps
+#endif
+
 void* dev_alloc(size_t n, int kind) {
   Global& g = G();
   size_t n16 = ((n ? n : 1) + 15) & ~(size_t)15;
-  size_t body = (n16 + kGuard - 1) & ~(kGuard - 1);
+  // A size that is not a multiple of 16 under the end layout: the last 16-byte granule (the
+  // last bytes and the < 16 past them) starts a page of its own, the trap page (dev_arm_traps).
+  bool trap = kTrapPages && g.end_layout && kind == kDeviceMem && n % 16 != 0;
+  size_t head = trap ? n16 - 16 : n16;  // bytes before the trap page (all of them without one)
+  size_t head_pages = (head + kGuard - 1) & ~(kGuard - 1);
+  size_t body = head_pages + (trap ? kGuard : 0);
   size_t len = body + 2 * kDevGuard;
   void* m = mmap(nullptr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (m == MAP_FAILED) return nullptr;
@@ -53,8 +64,9 @@ void* dev_alloc(size_t n, int kind) {
   a.body = body;
   a.n = n;
   char* b = a.map + kDevGuard;
-  a.user = g.end_layout ? b + body - n16 : b;
+  a.user = g.end_layout ? b + head_pages - head : b;
   a.cap = (size_t)(b + body - a.user);
+  a.trappable = trap;
   a.kind = kind;
   if (mprotect(b, body, kRW) != 0) {
     munmap(m, len);
@@ -147,21 +159,20 @@ int dev_range(const void* p, size_t n) {
   return 1;
 }
 
-// Trap pages (x86-64): under the end layout a buffer whose size is not a multiple of 16 ends
-// up to 15 bytes before its guard, so a read of those bytes would not fault. During launches
-// the page holding its last byte is closed too; an access there faults, and the handler lets
-// one that lies inside the buffer run as a single step (dev_trap_access, then the trap flag
-// brings the handler back to close the page again); one past the end is reported like any
-// other out-of-bounds access. Cost: two signals per access to that one page, in the schedules
-// with the end layout only.
+// Trap pages (x86-64): under the end layout a buffer whose size is not a multiple of 16 cannot
+// end at its guard (it must stay 16-aligned), so dev_alloc puts its last 16-byte granule alone
+// at the start of one more page, the trap page, closed during launches: an access there faults,
+// and the handler lets one that lies inside the buffer run as a single step (dev_trap_access,
+// then the trap flag brings the handler back to close the page again); one past the end is
+// reported like any other out-of-bounds access. Cost: two signals per access to the buffer's
+// last n % 16 bytes, in the schedules with the end layout only.
 void dev_arm_traps(bool on) {
 #if defined(__x86_64__)
   Global& g = G();
-  if (on && !g.end_layout) return;
   for (Worker* w : g.workers) w->step_page[0] = w->step_page[1] = nullptr;
   for (auto& kv : g.allocs) {
     Alloc& a = kv.second;
-    if (on && a.kind == kDeviceMem && a.open && a.n && a.cap > a.n) {
+    if (on && a.trappable && a.open) {
       a.trap = reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(a.user + a.n - 1) & ~(kGuard - 1));
       mprotect(a.trap, kGuard, PROT_NONE);
     } else if (!on && a.trap) {

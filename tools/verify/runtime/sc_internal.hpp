@@ -121,13 +121,14 @@ enum AllocKind { kDeviceMem = 0, kManagedMem = 1, kPinnedMem = 2 };
 struct Alloc {
   char* map;
   size_t len, body;   // whole mapping; the read-write part between the guards
-  char* user;         // what cudaMalloc returned: at the body's start, or ending at most 15 bytes
-                      // before its end (16-aligned), by the run's layout (Global::end_layout)
+  char* user;         // what cudaMalloc returned: at the body's start, or ending at its end (or
+                      // its last 16-byte granule starting the trap page) by Global::end_layout
   size_t n, cap;      // requested bytes; bytes from user to the body's end
   int kind;           // AllocKind: only kDeviceMem is closed while host code runs
   bool open;
   long index;         // allocation order since the last sc_reset
-  char* trap;         // the page holding byte n-1 while it is a trap page (dev_arm_traps), or null
+  bool trappable;     // laid out with a trap page (dev_alloc)
+  char* trap;         // that page while it is closed (dev_arm_traps), or null
 };
 
 struct Event { std::chrono::steady_clock::time_point t; };
