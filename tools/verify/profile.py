@@ -21,7 +21,7 @@ from structcover.schema import TaskSpec
 from structcover.tools.verify.profile_rewrite import KINDS, Site
 
 #: Per-launch counters that add up over launches (the rest are shapes or maxima).
-SUMMED = ("blocks", "threads", "warps", "global_load_requests", "global_load_sectors",
+SUMMED: tuple[str, ...] = ("blocks", "threads", "warps", "global_load_requests", "global_load_sectors",
           "global_load_bytes", "global_store_requests", "global_store_sectors",
           "global_store_bytes", "shared_load_requests", "shared_load_wavefronts",
           "shared_load_bank_conflicts", "shared_store_requests", "shared_store_wavefronts",

@@ -22,6 +22,7 @@ would be two on a GPU. Each site gets a number; ``Site`` says where it is.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tree_sitter import Node
@@ -199,7 +200,7 @@ class _Pass:
 
 
 def _apply(src: bytes, wraps: list[tuple[int, int, str, str]],
-           subs: list[tuple[int, int, str]] = ()) -> bytes:  # type: ignore[assignment]
+           subs: Sequence[tuple[int, int, str]] = ()) -> bytes:
     """Insert every wrapper's prefix and suffix (nested wrappers nest properly) and replace the
     ``subs`` ranges (operator tokens: no wrapper starts or ends inside one)."""
     events: list[tuple[int, int, int, int, str, int]] = []
