@@ -24,12 +24,36 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
 #: Version of the rules below (part of every program library's cache key).
 POLICY = "link-1"
+_enabled = True
+
+
+def policy() -> str:
+    """The cache-key part of the link check in force (a library built unchecked differs)."""
+    return POLICY if _enabled else POLICY + "-unchecked"
+
+
+def enabled() -> bool:
+    """Whether builds apply the link check (always, outside ``unchecked``)."""
+    return _enabled
+
+
+@contextmanager
+def unchecked() -> Iterator[None]:
+    """Builds inside skip the link check: for tests of the layers behind it alone (the
+    sandbox's escape suite), never for verdicts. Their libraries are cached under other keys."""
+    global _enabled
+    before, _enabled = _enabled, False
+    try:
+        yield
+    finally:
+        _enabled = before
 #: Header files a program sees: what they declare in namespace ``sc`` is public.
 PUBLIC_HEADERS = ("sc_emu.hpp", "sc_math.hpp", "sc_atomic.hpp", "sc_fp16.hpp", "sc_cg.hpp",
                   "sc_poison.hpp")
@@ -38,8 +62,8 @@ PUBLIC_HEADERS = ("sc_emu.hpp", "sc_math.hpp", "sc_atomic.hpp", "sc_fp16.hpp", "
 DENIED: dict[str, str] = {
     **{n: "starts a thread" for n in (
         "pthread_create", "thrd_create", "clone", "clone3", "__clone", "__clone2",
-        "_ZNSt6thread15_M_start_thread", "fork", "vfork",
-        "_Fork", "posix_spawn", "posix_spawnp")},
+        "_ZNSt6thread15_M_start_thread")},
+    **{n: "starts a process" for n in ("fork", "vfork", "_Fork", "posix_spawn", "posix_spawnp")},
     **{n: "makes raw system calls" for n in ("syscall",)},
     **{n: "installs a signal handler (the runtime's fault handler is its bounds check)" for n in (
         "sigaction", "signal", "sigset", "bsd_signal", "sysv_signal", "__sysv_signal")},
