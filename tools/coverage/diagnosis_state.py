@@ -38,6 +38,9 @@ class DiagnosisRun:
     history: list[RoundPoint]
     simulated: bool
     notes: list[str] = field(default_factory=list)
+    #: Where the rewards came from when they were not measured: "modelled" (the timing
+    #: model over measured emulator counters) or "simulated" (the analytic model); "".
+    reward_source: str = ""
 
 
 def round_dir(state: Path, n: int) -> Path:
@@ -267,6 +270,7 @@ def run_diagnosis(table: pd.DataFrame, state: Path, *, round: int | None = None,
         if saved:
             history.append(RoundPoint(round=int(p.name), scov=saved["scov"],
                                       entropy=saved["entropy"]["joint"]))
-    simulated = "reward_source" in rows.columns and (rows["reward_source"] == "simulated").any()
+    sources = set(rows["reward_source"].astype(str)) if "reward_source" in rows.columns else set()
+    source = next((s for s in ("simulated", "modelled") if s in sources), "")
     return DiagnosisRun(diagnosis=d, archive=archive, table=rows, history=history,
-                        simulated=bool(simulated), notes=notes)
+                        simulated=source == "simulated", notes=notes, reward_source=source)

@@ -162,9 +162,20 @@ def _trend_table(diagnosis: Diagnosis) -> str:
             f'</tr>{rows}</table><p class="note">{corr}</p>')
 
 
+#: The label a page gets when its rewards were not measured on a GPU.
+_BANNERS = {
+    "simulated": ('<p class="sim"><b>Simulated rewards</b>: rewards in this data come from the '
+                  "analytical GPU model of the rollout simulator, not from measurements.</p>"),
+    "modelled": ('<p class="sim"><b>Modelled rewards</b>: rewards in this data are GPU times '
+                 "predicted by the timing model from counters measured in the CPU emulator, "
+                 "not timings measured on a GPU.</p>"),
+}
+
+
 def render_report(diagnosis: Diagnosis, *, archive: Archive, table: pd.DataFrame,
                   history: list[RoundPoint] | None = None, simulated: bool = False,
-                  title: str = "", campaign: CampaignPanel | None = None) -> str:
+                  title: str = "", campaign: CampaignPanel | None = None,
+                  reward_source: str = "") -> str:
     """The report's HTML text.
 
     Args:
@@ -172,9 +183,11 @@ def render_report(diagnosis: Diagnosis, *, archive: Archive, table: pd.DataFrame
         archive: The frozen archive (for bin labels in the heatmaps).
         table: This round's feature table (for the heatmap counts).
         history: Earlier rounds' numbers; this round is appended when missing.
-        simulated: Label the page as built from simulated rewards.
+        simulated: Label the page as built from simulated rewards (the analytic model).
         title: Shown in the page title.
         campaign: A campaign's before/after panel, shown first when given.
+        reward_source: ``"modelled"`` labels the page as built from rewards the timing model
+            predicted from measured emulator counters; ``"simulated"`` as ``simulated``.
     """
     crit = [f.name for f in diagnosis.features if f.tier == "critical" and f.in_archive]
     feats = crit if len(crit) >= 2 else archive.features
@@ -190,9 +203,7 @@ def render_report(diagnosis: Diagnosis, *, archive: Archive, table: pd.DataFrame
             "scatter": [list(p) for p in diagnosis.srmis.scatter]}
     # "</" inside a script element would end it early; JSON allows the escaped form.
     blob = json.dumps(data, allow_nan=False).replace("</", "<\\/")
-    banner = ('<p class="sim"><b>Simulated rewards</b>: rewards in this data come from the '
-              "analytical GPU model of the rollout simulator, not from measurements.</p>"
-              if simulated else "")
+    banner = _BANNERS.get("simulated" if simulated else reward_source, "")
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in
                     [*diagnosis.notes, diagnosis.collapse.note, diagnosis.srmis.predictor] if n)
     return Template(TEMPLATE).safe_substitute(

@@ -85,6 +85,7 @@ def exporter(prep: Prepared, options: CampaignOptions) -> Callable[[CampaignStat
         files["report"] = str(write_report(out / "report.html", run.diagnosis,
                                            archive=run.archive, table=table,
                                            history=run.history, simulated=run.simulated,
+                                           reward_source=run.reward_source,
                                            campaign=panel))
         if prep.llm is not None:  # usage and fallbacks of the LLM policies, with the report
             from structcover.agents.llm_report import export_llm

@@ -36,7 +36,7 @@ def diagnose(
     d = run.diagnosis
     if report is not None:
         write_report(report, d, archive=run.archive, table=run.table, history=run.history,
-                     simulated=run.simulated)
+                     simulated=run.simulated, reward_source=run.reward_source)
     if as_json:
         print_json(d)
         return

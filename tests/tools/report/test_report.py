@@ -39,6 +39,15 @@ def test_report_is_self_contained():
     assert "$" + "data" not in page  # every placeholder filled
 
 
+def test_report_labels_modelled_rewards_and_measured_ones_not_at_all():
+    t, arch, d = _diagnosed()
+    modelled = render_report(d, archive=arch, table=t, reward_source="modelled")
+    assert "Modelled rewards" in modelled and "Simulated rewards" not in modelled
+    assert "timing model" in modelled
+    measured = render_report(d, archive=arch, table=t)
+    assert "Modelled rewards" not in measured and "Simulated rewards" not in measured
+
+
 @pytest.mark.browser
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
 def test_report_renders_in_headless_chromium(tmp_path):
