@@ -347,7 +347,7 @@ def discover(table: pd.DataFrame, *, target: str = "speedup",
             control when the table has it.
         seed: Seeds subsampling, resampling and the estimator.
         mi_rows: Rows per MI estimate (subsampled past this).
-        n_jobs: Threads for the MI estimates (0 = one per core).
+        n_jobs: Threads for the MI estimates (0 or 1: sequential, measured fastest).
         round: The round this table comes from (default: max of its ``round`` column).
 
     Returns:

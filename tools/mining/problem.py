@@ -87,7 +87,7 @@ class Problem:
         tier_key: The target kind tiers are judged on (controlled only for user controls).
         shuffle_in: Groups the permutation null shuffles within (None when pooled).
         seed: Seeds subsampling, resampling and the estimator.
-        n_jobs: Threads for the MI estimates (0 = one per core).
+        n_jobs: Threads for the MI estimates (0 or 1: sequential, measured fastest).
         min_gain: Out-of-fold information a candidate must add to enter F*.
     """
 
