@@ -28,7 +28,8 @@ from structcover.tools.executors.base import Executor, Failed, Quarantined
 from structcover.tools.features.ast import ast_features
 from structcover.tools.features.dataflow import Resolver
 from structcover.tools.features.dataflow_measures import dataflow_features
-from structcover.tools.features.expert import delegation_features, expert_features
+from structcover.tools.features.delegation import delegation_features
+from structcover.tools.features.expert import expert_features
 from structcover.tools.features.facts import collect
 from structcover.tools.features.memory import collect_accesses, memory_features
 from structcover.tools.features.parallel import parallel_features
