@@ -29,6 +29,8 @@ import re
 
 from tree_sitter import Node
 
+from structcover.tools.verify.declarators import declarator_chain, declared_name
+
 COMPOUND_OPS = frozenset({"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="})
 
 #: Counter atomics whose old value can be a ticket between blocks ("am I the last block?").
@@ -109,17 +111,11 @@ def _text(node: Node, src: bytes) -> str:
 
 def _declarator_names(decl: Node, src: bytes, pointer: list[bool]) -> str | None:
     """Innermost identifier of a declarator; ``pointer[0]`` set when it declares a pointer/ref."""
-    cur: Node | None = decl
-    while cur is not None and cur.type != "identifier":
-        if cur.type in ("pointer_declarator", "reference_declarator",
-                        "abstract_pointer_declarator"):
-            pointer[0] = True
-        nxt = cur.child_by_field_name("declarator")
-        if nxt is None:
-            nxt = next((c for c in cur.named_children if c.type.endswith("declarator")
-                        or c.type == "identifier"), None)
-        cur = nxt
-    return _text(cur, src) if cur is not None else None
+    chain = declarator_chain(decl)
+    if any(n.type in ("pointer_declarator", "reference_declarator",
+                      "abstract_pointer_declarator") for n in chain):
+        pointer[0] = True
+    return declared_name(chain, src)
 
 
 def local_names(fn: Node, src: bytes) -> set[str]:

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
+from structcover.tools.verify.declarators import declarator_chain, declared_name
+
 _NOT_AUTOMATIC = frozenset({"static", "extern", "thread_local", "register_static"})
 _QUALIFIERS_SKIPPED = frozenset({"__shared__", "__constant__", "__managed__", "constexpr"})
 _EDITED_INSIDE = frozenset({"assignment_expression", "update_expression", "call_expression",
@@ -37,16 +39,10 @@ def _text(node: Node, src: bytes) -> str:
 
 def _name_of(decl: Node, src: bytes) -> str | None:
     """The identifier a bare declarator declares; None for references and functions."""
-    cur: Node | None = decl
-    while cur is not None and cur.type != "identifier":
-        if cur.type in ("reference_declarator", "function_declarator"):
-            return None
-        nxt = cur.child_by_field_name("declarator")
-        if nxt is None:
-            nxt = next((c for c in cur.named_children if c.type.endswith("declarator")
-                        or c.type == "identifier"), None)
-        cur = nxt
-    return _text(cur, src) if cur is not None else None
+    chain = declarator_chain(decl)
+    if any(n.type in ("reference_declarator", "function_declarator") for n in chain):
+        return None
+    return declared_name(chain, src)
 
 
 def _has_edit_inside(node: Node) -> bool:
