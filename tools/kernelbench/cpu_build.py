@@ -259,8 +259,11 @@ def _c_string(text: str) -> str:
     return '"' + safe.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def translation_unit(ext: Any) -> tuple[str, list[str]]:
+def translation_unit(ext: Any, *, profile: bool = False) -> tuple[str, list[str]]:
     """The C++ text g++ compiles for ``ext``, and the flags it ignored.
+
+    ``profile``: the CUDA sources as the rewriter's profile variant (counters per access,
+    branch and operation, docs/EMULATOR.md "Profiles"); the plain text is unchanged otherwise.
 
     Raises:
         UnsupportedConstruct: Something the emulator cannot run (named).
@@ -280,7 +283,8 @@ def translation_unit(ext: Any) -> tuple[str, list[str]]:
     parts: list[str] = []
     if cuda:
         rewritten = rewrite("\n".join(["#include <torch/types.h>", "#include <cuda.h>",
-                                       "#include <cuda_runtime.h>", *cuda]), filename="cuda.cu")
+                                       "#include <cuda_runtime.h>", *cuda]), filename="cuda.cu",
+                            profile=profile)
         found += rewritten.unsupported
         parts.append(rewritten.source)
     found = list(dict.fromkeys(found))
@@ -308,7 +312,7 @@ def translation_unit(ext: Any) -> tuple[str, list[str]]:
 
 
 def build_cpu_extension(ext: Any, work_dir: Path, *, cache_dir: Path | None = None,
-                        timeout_s: float = 900.0) -> Path:
+                        timeout_s: float = 900.0, profile: bool = False) -> Path:
     """Build ``ext`` (an ``InlineExtension``) into ``work_dir/<name>.so`` for the CPU emulator.
 
     Args:
@@ -318,6 +322,7 @@ def build_cpu_extension(ext: Any, work_dir: Path, *, cache_dir: Path | None = No
         work_dir: Where the module and the emulator runtime library it loads are put.
         cache_dir: The build cache (default: ``verify.cache_dir`` from the settings).
         timeout_s: Limit of each compiler run.
+        profile: Build the profile variant (:func:`translation_unit`); its own cache entry.
 
     Returns:
         The importable module file; ``work_dir/build.json`` says whether it came from the
@@ -337,7 +342,7 @@ def build_cpu_extension(ext: Any, work_dir: Path, *, cache_dir: Path | None = No
         cache_dir = Path(load_settings().verify.cache_dir)
     cache_dir = Path(cache_dir)
     cache_dir.mkdir(parents=True, exist_ok=True)
-    text, ignored = translation_unit(ext)
+    text, ignored = translation_unit(ext, profile=profile)
     cxx = compiler()
     rt = runtime_library(cache_dir, timeout_s)
     tp = torch_paths()

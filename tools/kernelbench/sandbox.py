@@ -70,7 +70,8 @@ def _cuda_dirs() -> list[Path]:
 
 
 def run_child(job: dict[str, Any], work: Path, out_dir: Path, *, device: str,
-              ro: list[Path] = (), timeout_s: float = 300.0) -> ChildOutcome:  # type: ignore[assignment]
+              ro: list[Path] = (), timeout_s: float = 300.0,  # type: ignore[assignment]
+              module: str = "structcover.tools.kernelbench.child") -> ChildOutcome:
     """Write ``job`` to ``work/job-<mode>.json`` and run the child on it in the jail.
 
     Args:
@@ -80,6 +81,7 @@ def run_child(job: dict[str, Any], work: Path, out_dir: Path, *, device: str,
         device: ``cpu`` or ``cuda``.
         ro: More read-only paths (the reference's folder, extension libraries).
         timeout_s: Wall-clock limit.
+        module: The child module run with ``-m`` (``profile_child`` for a profile run).
 
     Returns:
         The outcome; a child that died or timed out has ``result["failure"]`` ``crash`` or
@@ -107,7 +109,7 @@ def run_child(job: dict[str, Any], work: Path, out_dir: Path, *, device: str,
             env["CUDA_HOME"] = str(cuda[0])
             env["PATH"] = f"{cuda[0] / 'bin'}:/usr/bin:/bin"
         devices, memory = _GPU_DEVICES, None  # CUDA reserves huge virtual ranges
-    argv = [sys.executable, "-I", "-m", "structcover.tools.kernelbench.child", str(job_path)]
+    argv = [sys.executable, "-I", "-m", module, str(job_path)]
     limits = JailLimits(timeout_s=timeout_s, memory_mb=memory, file_size_mb=1024, nofile=1024,
                         nproc=512)
     jailed = run_jailed(argv, ro=binds, rw=[out_dir], env=env, cwd=out_dir, limits=limits,

@@ -37,6 +37,24 @@ def _compiler_columns(records: pd.DataFrame, arch: str, block_size: int | None,
     return pd.DataFrame(rows, index=records.index)
 
 
+def _profile_columns(records: pd.DataFrame, data: Path, task: Path | None,
+                     enabled: bool) -> pd.DataFrame:
+    """``profile.*`` columns (tools/kernelbench/kb_profile_table.py); a row that cannot run
+    has ``profile.reason``."""
+    from structcover.tools.kernelbench.kb_profile_table import profile_columns
+
+    if task is not None and not task.is_file():
+        fail(f"--task {task}: no such file")
+    with progress(enabled) as bar:
+        job = bar.add_task("profiling", total=len(records))
+        try:
+            return profile_columns(records, data, task,
+                                   on_progress=lambda n: bar.update(job, completed=n))
+        except (ValueError, SyntaxError) as exc:
+            fail(f"--task {task}: {exc}")
+    raise AssertionError("unreachable")  # fail() exits
+
+
 def _table(records: pd.DataFrame, fs: Any, workers: int | None, no_cache: bool,
            pset: PatternSet | None, runner: Any, on_progress: Any) -> pd.DataFrame:
     return extract_table(
@@ -67,6 +85,13 @@ def features(
     include: list[Path] = typer.Option([], "--include", "-I",
                                        help="Header folder for --compiler (repeatable); passed "
                                        "to nvcc and NVRTC."),
+    profile: bool = typer.Option(False, "--profile",
+                                 help="Add profile.* features: KernelBench candidates run on "
+                                 "the CPU emulator's profile build (needs --task or a "
+                                 "`problem` column)."),
+    task_file: Path | None = typer.Option(None, "--task",
+                                     help="With --profile: the KernelBench problem file of "
+                                     "every row."),
     config: Path | None = typer.Option(None, "--config", help="Settings YAML."),
     executor: str = typer.Option("local", "--executor",
                                  help="Where extraction runs: local (process pool) or ray."),
@@ -135,6 +160,9 @@ def features(
         extra = _compiler_columns(records, arch or settings.compiler.arch, block_size, show,
                                   list(include) or None, settings.compiler, compile_on)
         table = pd.concat([table, extra.reset_index(drop=True)], axis=1)
+    if profile:
+        table = pd.concat([table, _profile_columns(records, data, task_file, show)
+                           .reset_index(drop=True)], axis=1)
     if runner is not None:
         runner.close()
     if output is not None:
