@@ -337,8 +337,12 @@ def _imports(tree: ast.Module, pattern: re.Pattern[str], what: str) -> str | Non
 
 
 def _half(tree: ast.Module, names: _Names) -> str | None:
+    # Only compared against (`x.dtype == torch.float16`) it converts nothing; other uses count.
+    compared = {id(e) for c in ast.walk(tree) if isinstance(c, ast.Compare) for side in
+                (c.left, *c.comparators) for e in getattr(side, "elts", [side])}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute | ast.Name) and _HALF.match(names.dotted(node) or ""):
+        if isinstance(node, ast.Attribute | ast.Name) and id(node) not in compared and \
+                _HALF.match(names.dotted(node) or ""):
             return f"uses `{names.dotted(node)}` ({_where(node)})"
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 node.func.attr in ("half", "bfloat16") and not node.args:
