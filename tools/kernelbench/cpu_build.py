@@ -46,6 +46,7 @@ from typing import Any
 from structcover.tools.kernelbench.cpu_scan import (
     UnsupportedConstruct,
     defined_macros,
+    drop_unused_library_headers,
     scan_ldflags,
     scan_sources,
 )
@@ -273,8 +274,8 @@ def translation_unit(ext: Any, *, profile: bool = False) -> tuple[str, list[str]
     if not _IDENT.match(name):
         raise ValueError(f"extension name {name!r}: not a Python/C++ identifier")
     functions = _functions(ext)
-    cpp = _as_list(getattr(ext, "cpp_sources", None))
-    cuda = _as_list(getattr(ext, "cuda_sources", None))
+    cpp, cuda = drop_unused_library_headers(_as_list(getattr(ext, "cpp_sources", None)),
+                                            _as_list(getattr(ext, "cuda_sources", None)))
     ldflags = _as_list(getattr(ext, "extra_ldflags", None))
     found = scan_sources(cpp + cuda) + scan_ldflags(ldflags)
     # The C++ sources are host code compiled after the emulator's built-in macros: their own

@@ -15,8 +15,8 @@ import re
 
 from structcover.tools.verify.rewriter import UNSUPPORTED_NAMES
 
-__all__ = ["UnsupportedConstruct", "SHIMMED_HEADERS", "defined_macros", "scan_sources",
-           "scan_ldflags"]
+__all__ = ["UnsupportedConstruct", "SHIMMED_HEADERS", "defined_macros", "drop_unused_library_headers",
+           "scan_sources", "scan_ldflags", "unused_library_header"]
 
 
 class UnsupportedConstruct(Exception):
@@ -91,6 +91,43 @@ def code_only(text: str) -> str:
         return s[0] + re.sub(r"[^\n]", " ", s[1:-1]) + s[-1]
 
     return _LEXEME.sub(blank, text)
+
+
+#: C-API libraries every name of which starts with a fixed prefix, by the header stems that declare
+#: them. A header of one that the code never names is unused -- boilerplate such as
+#: ``#include <cublas_v2.h>`` above a hand-written kernel, legal CUDA that nvcc builds -- so its
+#: include is dropped rather than refused. Any use (a call, a handle type, a constant, a macro
+#: that spells the name) names the prefix and is still refused; a name pasted together from
+#: pieces is undeclared without the header, so it fails to compile instead of running.
+_PREFIX_LIBRARIES: dict[str, re.Pattern[str]] = {
+    stem: re.compile(rf"\b(?:{names})")
+    for stems, names in (
+        (("cublas_v2", "cublas", "cublas_api", "cublasLt"), r"cublas\w*|CUBLAS_\w+"),
+        (("cudnn",), r"cudnn\w*|CUDNN_\w+"),
+        (("cufft",), r"cufft\w*|CUFFT_\w+"),
+        (("cusparse",), r"cusparse\w*|CUSPARSE_\w+"),
+        (("cusolverDn", "cusolverSp", "cusolver_common"), r"cusolver\w*|CUSOLVER_\w+"),
+        (("curand", "curand_kernel"), r"curand\w*|CURAND_\w+"))
+    for stem in stems}
+
+
+def unused_library_header(header: str, code: str) -> bool:
+    """``header`` declares a prefix-named C library (:data:`_PREFIX_LIBRARIES`) that ``code``
+    (comments and strings blanked, or preprocessed) never names."""
+    stem = header.strip()
+    pattern = _PREFIX_LIBRARIES.get(stem[:-2] if stem.endswith(".h") else "")
+    return pattern is not None and not pattern.search(code)
+
+
+def drop_unused_library_headers(*groups: list[str]) -> list[list[str]]:
+    """Each group of sources with the includes of unused library headers removed; "unused" is
+    judged over all groups together (a ``cpp_sources`` call needs the ``cuda_sources`` header)."""
+    code = "\n".join(_INCLUDE.sub("", code_only(t)) for g in groups for t in g)  # not the includes
+
+    def drop(m: re.Match[str]) -> str:
+        return "" if unused_library_header(m.group(1), code) else m.group(0)
+
+    return [[_INCLUDE.sub(drop, t) for t in g] for g in groups]
 
 
 def _header_reason(header: str) -> str | None:

@@ -25,6 +25,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from structcover.schema import TaskSpec, TensorArg
+from structcover.tools.kernelbench.cpu_scan import unused_library_header
 from structcover.tools.verify.hacking_state import (
     check_device_globals,
     check_no_cached_outputs,
@@ -95,9 +96,12 @@ _LIB_SYMBOL = re.compile(r"\b(?:cublas|cublasLt|cudnn|cufft|cusparse|cusolver|cu
 def check_no_library_delegation(program: str | Subject) -> tuple[bool, str]:
     """No torch/ATen compute ops, BLAS/DNN/FFT/sparse libraries, CUTLASS, CUB/Thrust device-wide."""
     subj = as_subject(program)
+    code = "\n".join(subj.passes)  # preprocessed: a macro that spells a library name shows it
     for target in subj.pp.includes:
         if subj.embedded and _EXTENSION_HEADERS.match(target):
             continue
+        if unused_library_header(target, code):
+            continue  # declares a library the program never names: boilerplate, no delegation
         if re.match(rf"^(?:{_LIBRARIES})(?:[/_.]|$)", target.split("/")[0]) or \
                 re.search(r"(?:^|/)(?:cub/device|thrust/)", target):
             return False, f"includes a reference library: `{target}`"
