@@ -12,6 +12,10 @@
 #ifndef __CUDA_RUNTIME_H__
 #define __CUDA_RUNTIME_H__
 
+// <float.h> and <limits.h>: nvcc's implicit host headers declare FLT_MAX, INT_MAX and friends,
+// so CUDA that uses them without an include builds there and must build here.
+#include <float.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stddef.h>
 #include <stdio.h>
