@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ast
 import math
-from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -35,8 +34,6 @@ DEFAULT_TOLERANCE = (1e-2, 1e-2)
 #: Sizes below this are shapes of the computation (kernel sizes, channel counts of 3), not
 #: problem scale: shrinking leaves them alone.
 _MIN_SCALED = 16
-#: The largest power of two a shrunk size keeps dividing it (see ``Problem.shrunk``).
-_KEEP_GRAIN = 64
 
 
 class Problem(BaseModel):
@@ -83,49 +80,28 @@ class Problem(BaseModel):
 
         Only sizes of at least 16 scale (kernel sizes and small channel counts keep their
         value), each by the same factor (the largest that fits, found by bisection), rounded
-        and never below 16 or above the original. A scaled size stays a multiple of the
-        power of two dividing its original, up to ``_KEEP_GRAIN`` (4096 -> a multiple of 64):
-        KernelBench grades at its own sizes, so a kernel that relies on them being multiples
-        of its block (no mask on M or N) is right there and must not fail on the shrunk
-        problem for a divisibility the original had. Where no such sizes fit, the grain
-        halves (down to 1: plain rounding). The original sizes when they already fit.
+        and never below 16 or above the original. The original sizes when they already fit.
         """
         if budget <= 0:
             raise ValueError(f"work budget must be > 0, got {budget}")
         if not any(v >= _MIN_SCALED for v in self.sizes.values()) or self.work() <= budget:
             return dict(self.sizes)
 
-        grain = _KEEP_GRAIN
-        while True:
-            sizes = _scaled(self.sizes, grain, lambda s: self.work(s) <= budget)
-            if grain == 1 or self.work(sizes) <= budget:
-                return sizes
-            grain //= 2
+        def at(factor: float) -> dict[str, int]:
+            return {k: max(_MIN_SCALED, min(v, round(v * factor))) if v >= _MIN_SCALED else v
+                    for k, v in self.sizes.items()}
+
+        low, high = 0.0, 1.0
+        for _ in range(40):
+            mid = (low + high) / 2
+            low, high = (mid, high) if self.work(at(mid)) <= budget else (low, mid)
+        return at(low)
 
     def task_spec(self) -> TaskSpec:
         """The problem as a task of kind ``kernelbench`` (no launcher arguments)."""
         return TaskSpec(task_id=self.id, kind="kernelbench", problem=str(self.path), args=[],
                         sizes=dict(self.sizes), atol=self.atol, rtol=self.rtol,
                         family="kernelbench", description=f"KernelBench problem {self.id}")
-
-
-def _scaled(sizes: dict[str, int], grain: int, fits: Callable[[dict[str, int]], bool]
-            ) -> dict[str, int]:
-    """``sizes`` at the largest common factor that ``fits`` (bisection), see ``shrunk``."""
-
-    def at(factor: float) -> dict[str, int]:
-        out = {}
-        for k, v in sizes.items():
-            g = min(grain, v & -v)  # the power of two dividing v, capped at the grain
-            out[k] = v if v < _MIN_SCALED else min(v, max(-(-_MIN_SCALED // g) * g,
-                                                          round(v * factor / g) * g))
-        return out
-
-    low, high = 0.0, 1.0
-    for _ in range(40):
-        mid = (low + high) / 2
-        low, high = (mid, high) if fits(at(mid)) else (low, mid)
-    return at(low)
 
 
 def _int_constants(tree: ast.Module) -> dict[str, int]:

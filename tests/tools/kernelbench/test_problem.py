@@ -53,8 +53,7 @@ def test_shrink_scales_large_sizes_to_the_budget_and_keeps_small_ones(tmp_path):
     assert p.work() == 2 * 1024 * 1024
     assert p.shrunk(2.0 ** 21) == {"N": 1024}
     small = p.shrunk(2.0 ** 16)
-    # 1024 stays a multiple of 64 (test_problem_grain.py): 2 * 128^2 <= 65536 < 2 * 192^2
-    assert small["N"] == 128
+    assert small["N"] == 181  # 2 * 181^2 = 65522 <= 65536 < 2 * 182^2
     f = tmp_path / "conv.py"
     f.write_text("import torch\nclass Model: pass\n"
                  "def get_inputs(): return [torch.randn(batch, channels, width, width + 2)]\n"
