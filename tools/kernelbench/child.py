@@ -32,6 +32,7 @@ pass through JSON; messages never carry data values.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -191,6 +192,23 @@ def _triton_launches() -> int:
     return launches()
 
 
+def _watch(job: dict[str, Any]) -> Any:
+    """The run-time torch-compute watch for one trial (a no-op context when not asked for)."""
+    from structcover.tools.kernelbench.dispatch_watch import TorchComputeWatch
+
+    return TorchComputeWatch() if job.get("watch_torch") else contextlib.nullcontext()
+
+
+def _delegation(job: dict[str, Any], watch: Any, launches_before: int, trial: int) -> str:
+    """What one trial's ``forward`` delegated: torch compute seen, Triton kernels never launched."""
+    found = [getattr(watch, "finding", lambda _t: None)(trial) or ""]
+    if job.get("triton_kernels") and not _gpu(job) and _triton_launches() == launches_before:
+        found.append(f"trial {trial}: no_library_delegation: forward launched no Triton kernel "
+                     "(the candidate's @triton.jit functions are a decoy; the output came from "
+                     "elsewhere)")
+    return "; ".join(f for f in found if f)
+
+
 def _cuda() -> Any:
     import torch
 
@@ -311,8 +329,9 @@ def run_candidate(job: dict[str, Any], folder: Path) -> dict[str, Any]:
         last_inputs = inputs
         in_ranges = _storages(inputs)
         before = _triton_launches()
+        watch = _watch(job)
         try:
-            with torch.no_grad():
+            with torch.no_grad(), watch:
                 outputs = _flatten(model(*inputs))
             if _gpu(job):
                 _cuda().synchronize()
@@ -321,11 +340,10 @@ def run_candidate(job: dict[str, Any], folder: Path) -> dict[str, Any]:
             return {"status": "error", "failure": kind, "trial": t, "flags": flags,
                     "detail": _short(exc) if kind == "unsupported"
                     else f"trial {t}: forward raised " + _short(exc)}
-        if job.get("triton_kernels") and not _gpu(job) and _triton_launches() == before:
+        finding = _delegation(job, watch, before, t)
+        if finding:
             return {"status": "error", "failure": "hacking", "trial": t, "flags": flags,
-                    "detail": f"trial {t}: no_library_delegation: forward launched no Triton "
-                              "kernel (the candidate's @triton.jit functions are a decoy; the "
-                              "output came from elsewhere)"}
+                    "detail": finding}
         bad = [i for i, o in enumerate(outputs) if not isinstance(o, torch.Tensor)]
         if bad:
             return {"status": "error", "failure": "bad-output", "trial": t,

@@ -290,7 +290,10 @@ def verify_kernelbench(candidate_text: str, problem: Problem, *,
                "trials": trials, "time": kind == "gpu" and time_it, "extensions": built,
                "inputs_dir": str(inputs_dir), "triton": triton,
                # A run-time decoy check: every forward must launch one of its Triton kernels.
-               "triton_kernels": triton and not exts and "defines_kernel" not in flags}
+               "triton_kernels": triton and not exts and "defines_kernel" not in flags,
+               # Torch compute in forward, seen at run time (dispatch_watch.py): only for a
+               # candidate with a kernel of its own (a pure-torch one is flagged, not watched).
+               "watch_torch": "defines_kernel" not in flags}
         libs = [Path(p).parent for p in built.values()]
         cand = run_child(job, work, work / "cand", device=device, ro=libs,
                          timeout_s=timeout_s)

@@ -1,0 +1,80 @@
+"""The run-time torch-compute watch: plumbing passes, compute is seen however it is spelled,
+and end to end a candidate that launches its kernel but returns torch's answer fails."""
+
+import operator
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from structcover.tools.kernelbench.dispatch_watch import TorchComputeWatch  # noqa: E402
+
+DATA = Path(__file__).parents[2] / "data" / "kernelbench"
+
+
+def test_allocation_views_copies_and_fills_are_plumbing():
+    a = torch.arange(12.0).reshape(3, 4)
+    with TorchComputeWatch() as watch:
+        out = torch.empty_like(a)
+        out.copy_(a.t().contiguous().t())
+        out.zero_()
+        _ = a.view(4, 3).float().clone()
+        _ = a[1:, :2].unsqueeze(0).expand(2, 2, 2)
+    assert dict(watch.compute) == {}
+    assert watch.finding(0) is None
+
+
+@pytest.mark.parametrize("spelling", [
+    lambda a, b: a.__matmul__(b),
+    lambda a, b: getattr(a, "mat" + "mul")(b),
+    lambda a, b: operator.matmul(a, b),
+    lambda a, b: torch.ops.aten.mm.default(a, b),
+])
+def test_matmul_is_seen_whatever_the_spelling(spelling):
+    a, b = torch.ones(4, 3), torch.ones(3, 5)
+    with torch.no_grad(), TorchComputeWatch() as watch:
+        assert torch.equal(spelling(a, b), torch.full((4, 5), 3.0))
+    assert watch.compute["mm"] == 1
+    finding = watch.finding(2)
+    assert finding.startswith("trial 2: no_library_delegation:") and "aten.mm x1" in finding
+
+
+def test_elementwise_and_reduction_compute_are_counted():
+    a = torch.ones(8)
+    with TorchComputeWatch() as watch:
+        _ = (a * 2 + 1).sum()
+    assert watch.compute["mul"] == 1 and watch.compute["add"] == 1 and watch.compute["sum"] == 1
+
+
+def test_watching_does_not_change_results():
+    a, b = torch.randn(6, 7, generator=torch.Generator().manual_seed(3)), torch.randn(7, 2)
+    with TorchComputeWatch():
+        watched = torch.softmax(a @ b, dim=1)
+    assert torch.equal(watched, torch.softmax(a @ b, dim=1))
+
+
+def _cpu_build_available() -> bool:
+    try:
+        from structcover.tools.kernelbench import cpu_build  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.kernelbench
+@pytest.mark.slow
+@pytest.mark.skipif(not _cpu_build_available(), reason="the CPU extension builder is not present")
+@pytest.mark.parametrize("candidate", [
+    "matmul_dunder_delegation.py",   # A.__matmul__(B) in forward
+    "matmul_getattr_delegation.py",  # getattr(A, "mat" + "mul")(B)
+    "matmul_dispatcher_cpp.py",      # aten::mm through c10::Dispatcher inside the extension
+])
+def test_a_kernel_that_returns_torchs_answer_fails_at_run_time(candidate):
+    from structcover.tools.kernelbench.problem import resolve_problem
+    from structcover.tools.kernelbench.verify import verify_kernelbench
+
+    verdict = verify_kernelbench((DATA / "candidates" / candidate).read_text(),
+                                 resolve_problem("5", DATA / "problems"), backend="cpu", seed=1)
+    assert verdict.equivalent is False and verdict.failure == "hacking", verdict.detail
+    assert "no_library_delegation" in verdict.detail and "aten.mm" in verdict.detail
