@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 pytest.importorskip("torch")
 
 from structcover.cli import app  # noqa: E402
-from structcover.tools.kernelbench import kb_profile  # noqa: E402
+from structcover.tools.simulation import kb_profile  # noqa: E402
 
 pytestmark = pytest.mark.kernelbench
 runner = CliRunner()

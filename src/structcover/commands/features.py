@@ -39,9 +39,9 @@ def _compiler_columns(records: pd.DataFrame, arch: str, block_size: int | None,
 
 def _profile_columns(records: pd.DataFrame, data: Path, task: Path | None,
                      enabled: bool) -> pd.DataFrame:
-    """``profile.*`` columns (tools/kernelbench/kb_profile_table.py); a row that cannot run
+    """``profile.*`` columns (tools/simulation/kb_profile_table.py); a row that cannot run
     has ``profile.reason``."""
-    from structcover.tools.kernelbench.kb_profile_table import profile_columns
+    from structcover.tools.simulation.kb_profile_table import profile_columns
 
     if task is not None and not task.is_file():
         fail(f"--task {task}: no such file")

@@ -8,13 +8,13 @@ import pytest
 
 pytest.importorskip("torch")
 
-from structcover.tools.kernelbench.kb_profile import profile_candidate  # noqa: E402
-from structcover.tools.kernelbench.kb_profile_features import (  # noqa: E402
+from structcover.tools.kernelbench.problem import resolve_problem  # noqa: E402
+from structcover.tools.simulation.kb_profile import profile_candidate  # noqa: E402
+from structcover.tools.simulation.kb_profile_features import (  # noqa: E402
     COLUMNS,
     extrapolate,
     profile_features,
 )
-from structcover.tools.kernelbench.problem import resolve_problem  # noqa: E402
 
 pytestmark = pytest.mark.kernelbench
 DATA = Path(__file__).parents[2] / "data" / "kernelbench"

@@ -20,9 +20,9 @@ from typing import Any
 
 import pandas as pd
 
-from structcover.tools.kernelbench.kb_profile import profile_candidate
-from structcover.tools.kernelbench.kb_profile_features import COLUMNS, profile_features
 from structcover.tools.kernelbench.problem import Problem, load_problem
+from structcover.tools.simulation.kb_profile import profile_candidate
+from structcover.tools.simulation.kb_profile_features import COLUMNS, profile_features
 
 
 def _failed(reason: str) -> dict[str, Any]:

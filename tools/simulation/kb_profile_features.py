@@ -20,8 +20,8 @@ import json
 import math
 from typing import Any
 
-from structcover.tools.kernelbench.kb_profile import KbProfile
 from structcover.tools.simulation.gpu_specs import DEFAULT_GPU, GpuSpec, gpu_spec
+from structcover.tools.simulation.kb_profile import KbProfile
 from structcover.tools.simulation.timing_model import KernelInputs, kernel_time
 
 #: Feature names (without the ``profile.`` prefix) of the per-output-element counters.
