@@ -43,6 +43,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from structcover.tools.kernelbench.sizes import apply_sizes
+
 #: The ``torch.cuda``-like surface of the GPU protocol; None = ``torch.cuda``. The tests put a
 #: fake device here and run the GPU path on CPU tensors (``job["gpu"]`` with ``device`` cpu).
 CUDA: Any = None
@@ -254,7 +256,7 @@ def _prepare(job: dict[str, Any]) -> tuple[ModuleType, str]:
         _deterministic(torch)
         torch.utils.deterministic.fill_uninitialized_memory = True  # type: ignore[attr-defined]
     problem = _import_file("kb_problem", Path(job["problem_file"]))
-    problem.__dict__.update(job["sizes"])
+    apply_sizes(problem.__dict__, job["sizes"])
     return problem, device
 
 
@@ -310,9 +312,7 @@ def run_candidate(job: dict[str, Any], folder: Path) -> dict[str, Any]:
     if not hasattr(cand, "ModelNew"):
         return {"status": "error", "failure": "no-modelnew",
                 "detail": "the candidate defines no ModelNew"}
-    for name, value in job["sizes"].items():
-        if name in cand.__dict__ and isinstance(cand.__dict__[name], int):
-            cand.__dict__[name] = value  # the candidate's copy of the problem's size constants
+    apply_sizes(cand.__dict__, job["sizes"], only_existing=True)  # the candidate's copies
     try:
         model = _construct(cand.ModelNew, problem, job["seed"], device)
     except Exception as exc:  # noqa: BLE001

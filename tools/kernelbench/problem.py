@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 
 from structcover.schema import TaskSpec, eval_size_expr
 from structcover.tools.data.text import read_source
+from structcover.tools.kernelbench.sizes import element_name, tuple_elements
 
 __all__ = ["DEFAULT_TOLERANCE", "Problem", "load_problem", "resolve_problem"]
 
@@ -115,9 +116,30 @@ def _int_constants(tree: ast.Module) -> dict[str, int]:
             name, value = stmt.target.id, stmt.value
         else:
             continue
-        if isinstance(value, ast.Constant) and type(value.value) is int and value.value > 0:
-            sizes[name] = value.value
+        if _positive_int(value):
+            sizes[name] = value.value  # type: ignore[attr-defined]
+        elif isinstance(value, ast.Tuple) and value.elts and all(map(_positive_int, value.elts)):
+            # Each element scales on its own (tools/kernelbench/sizes.py).
+            sizes.update({element_name(name, i): e.value  # type: ignore[attr-defined]
+                          for i, e in enumerate(value.elts)})
     return sizes
+
+
+def _positive_int(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int and node.value > 0
+
+
+def _expand_tuples(args: list[ast.expr], sizes: dict[str, int]) -> list[str]:
+    """Shape arguments as size expressions, a tuple constant (``*input_shape``, or the
+    whole shape ``input_shape``) spelled as its element names."""
+    if len(args) == 1 and isinstance(args[0], ast.Name) and tuple_elements(args[0].id, sizes):
+        return tuple_elements(args[0].id, sizes)
+    dims: list[str] = []
+    for arg in args:
+        star = arg.value if isinstance(arg, ast.Starred) else None
+        elements = tuple_elements(star.id, sizes) if isinstance(star, ast.Name) else []
+        dims.extend(elements or [ast.unparse(arg)])
+    return dims
 
 
 #: Tensor factories whose positional arguments (or one tuple argument) are the shape.
@@ -145,7 +167,7 @@ def _input_shapes(tree: ast.Module, sizes: dict[str, int]) -> list[list[str]]:
             args = args[:1]
         if len(args) == 1 and isinstance(args[0], ast.Tuple | ast.List):
             args = list(args[0].elts)
-        dims = [ast.unparse(a) for a in args]
+        dims = _expand_tuples(args, sizes)
         try:
             for d in dims:
                 eval_size_expr(d, sizes)

@@ -34,6 +34,7 @@ from structcover.tools.kernelbench.child import (
     _short,
     classify,
 )
+from structcover.tools.kernelbench.sizes import apply_sizes
 
 
 def _counters(runtimes: list[str]) -> list[dict[str, Any]]:
@@ -82,9 +83,7 @@ def run_profile(job: dict[str, Any], folder: Path) -> dict[str, Any]:
                 "detail": "importing the candidate: " + _short(exc)}
     if not hasattr(cand, "ModelNew"):
         return {"status": "error", "failure": "no-modelnew", "detail": "no ModelNew"}
-    for name, value in job["sizes"].items():
-        if name in cand.__dict__ and isinstance(cand.__dict__[name], int):
-            cand.__dict__[name] = value
+    apply_sizes(cand.__dict__, job["sizes"], only_existing=True)  # the candidate's copies
     runtimes = [str(p) for p in job.get("runtimes", [])]
     _aligned_layout(runtimes)  # before the weights and inputs are allocated
     model = _construct(cand.ModelNew, problem, job["seed"], device)

@@ -1,0 +1,56 @@
+"""Tuple size constants (``input_shape = (32768,)``): their elements scale like any size and
+are written back into the problem's and the candidate's namespaces as tuples."""
+
+from structcover.tools.kernelbench.problem import load_problem
+from structcover.tools.kernelbench.sizes import apply_sizes, tuple_elements
+
+SCAN_PROBLEM = """
+import torch
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return torch.cumsum(x, dim=1)
+batch_size = 32768
+input_shape = (32768,)
+dim = 1
+def get_inputs():
+    return [torch.rand(batch_size, *input_shape)]
+def get_init_inputs():
+    return [dim]
+"""
+
+
+def test_tuple_elements_are_sizes_and_shrink_with_the_rest(tmp_path):
+    f = tmp_path / "90_cumprod.py"
+    f.write_text(SCAN_PROBLEM)
+    p = load_problem(f)
+    assert p.sizes == {"batch_size": 32768, "input_shape__0": 32768, "dim": 1}
+    assert p.input_shapes == [["batch_size", "input_shape__0"]]
+    assert p.work() == 32768.0 ** 2
+    # Before, the tuple stayed whole: 32768 x 32768 floats at any budget (4 GiB per input).
+    shrunk = p.shrunk(65536)
+    assert shrunk["batch_size"] * shrunk["input_shape__0"] <= 65536
+    assert shrunk["input_shape__0"] < 32768 and shrunk["dim"] == 1
+
+
+def test_a_whole_tuple_shape_argument_expands_too(tmp_path):
+    f = tmp_path / "p.py"
+    f.write_text("import torch\nclass Model(torch.nn.Module): pass\nshape = (64, 128)\n"
+                 "def get_inputs():\n    return [torch.randn(shape)]\n")
+    p = load_problem(f)
+    assert p.input_shapes == [["shape__0", "shape__1"]]
+    assert tuple_elements("shape", p.sizes) == ["shape__0", "shape__1"]
+    assert tuple_elements("missing", p.sizes) == []
+
+
+def test_apply_rebuilds_tuples_and_leaves_other_names_alone():
+    problem = {"batch_size": 32768, "input_shape": (32768, 7), "dim": 1}
+    sizes = {"batch_size": 256, "input_shape__0": 256, "input_shape__1": 7, "dim": 1}
+    apply_sizes(problem, sizes)
+    assert problem == {"batch_size": 256, "input_shape": (256, 7), "dim": 1}
+    # A candidate's copies: only names it binds itself, with the kind they have.
+    candidate = {"batch_size": 32768, "input_shape": (32768, 7), "dim": "not a size"}
+    apply_sizes(candidate, sizes, only_existing=True)
+    assert candidate == {"batch_size": 256, "input_shape": (256, 7), "dim": "not a size"}
+    empty: dict = {}
+    apply_sizes(empty, sizes, only_existing=True)
+    assert empty == {}

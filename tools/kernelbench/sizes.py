@@ -1,0 +1,53 @@
+"""Size constants of a KernelBench problem, including the elements of integer tuples.
+
+KernelBench problems name their sizes as module-level integers (``N = 4096``) and, for the
+scan and loss families, as tuples (``input_shape = (32768,)``, used as
+``torch.rand(batch_size, *input_shape)``). A tuple's elements scale like any size, so each gets
+a name of its own, ``input_shape__0``, ``input_shape__1``: an identifier, so size expressions
+(``batch_size*input_shape__0``) evaluate over it. Left whole, a (32768,) tuple kept a shrunk
+problem at 32768 x 32768 floats and the reference ran out of memory.
+
+Dependency-free on purpose: the jailed torch child imports it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["ELEMENT_SEP", "apply_sizes", "element_name", "tuple_elements"]
+
+#: Between a tuple constant's name and an element's index in the element's size name.
+ELEMENT_SEP = "__"
+
+
+def element_name(name: str, index: int) -> str:
+    """The size name of element ``index`` of the tuple constant ``name``."""
+    return f"{name}{ELEMENT_SEP}{index}"
+
+
+def tuple_elements(name: str, sizes: dict[str, int]) -> list[str]:
+    """The element size names of tuple constant ``name`` in order; empty when it is none."""
+    out: list[str] = []
+    while element_name(name, len(out)) in sizes:
+        out.append(element_name(name, len(out)))
+    return out
+
+
+def apply_sizes(namespace: dict[str, Any], sizes: dict[str, int],
+                only_existing: bool = False) -> None:
+    """Set ``sizes`` in a module's namespace, rebuilding tuple constants from their elements.
+
+    Args:
+        namespace: The module's ``__dict__``.
+        sizes: Size name -> value, element names included.
+        only_existing: Set only names the module already binds to an int (or, for elements, a
+            tuple long enough): a candidate's own copies of the problem's sizes, nothing else.
+    """
+    for name, value in sizes.items():
+        base, sep, index = name.rpartition(ELEMENT_SEP)
+        current = namespace.get(base) if sep else None
+        if sep and index.isdigit() and isinstance(current, tuple) and \
+                int(index) < len(current):
+            namespace[base] = (*current[:int(index)], value, *current[int(index) + 1:])
+        elif not only_existing or isinstance(namespace.get(name), int):
+            namespace[name] = value
