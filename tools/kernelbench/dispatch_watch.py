@@ -11,10 +11,17 @@ through the dispatcher too. What it cannot see is compute that never enters the 
 (``at::native::`` / ``at::cpu::`` functions called directly, numpy): the text checks name those,
 and on the CPU path host code cannot read tensor memory outside a launch at all.
 
-Only ops that allocate, describe, view, copy or fill tensors are harness plumbing; everything
-else is compute. A candidate that defines a kernel and still runs torch compute in ``forward``
-delegates (the ``no_library_delegation`` check, whose policy this mirrors); a candidate with no
-kernel at all is a pure-torch answer, flagged ``defines_kernel`` and not watched.
+Ops that allocate, describe, view, copy or fill tensors are harness plumbing. Compute is
+delegation only when it can carry the answer: when one of its tensor operands may hold data from
+the inputs. Compute over *constants* (``torch::ones({M, N}, opts) * 0``, a public solution's way
+of zeroing its output) cannot, so it is not counted. A tensor is a constant when every op that
+produced it ran inside the watch on constants only (factories, fills, compute on constants) and
+its values are unchanged since: a kernel (or numpy) that writes into it outside the dispatcher
+changes them, and from then on it counts as data. Everything else (the inputs, the module's
+parameters, kernel outputs) is data. A candidate that defines a kernel and still runs torch
+compute on data in ``forward`` delegates (the ``no_library_delegation`` check, whose policy this
+mirrors); a candidate with no kernel at all is a pure-torch answer, flagged ``defines_kernel``
+and not watched.
 """
 
 from __future__ import annotations
@@ -22,7 +29,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+from torch.utils.weak import WeakTensorKeyDictionary
 
 #: aten operators (overload packets) that are plumbing: allocation, metadata, views, copies,
 #: fills and casts. Anything else run inside ``forward`` is compute.
@@ -49,25 +59,59 @@ def _name(func: Any) -> str:
     return packet.removeprefix("aten.")
 
 
+def _tensors(tree: Any) -> list[torch.Tensor]:
+    return [t for t in tree_flatten(tree)[0] if isinstance(t, torch.Tensor)]
+
+
+def _same(now: torch.Tensor, then: torch.Tensor) -> bool:
+    """Bit-for-bit the same values (NaN equal to NaN: uninitialised memory may hold one)."""
+    if now.shape != then.shape or now.dtype != then.dtype:
+        return False
+    if now.is_floating_point() or now.is_complex():
+        return bool(torch.allclose(now, then, rtol=0.0, atol=0.0, equal_nan=True))
+    return bool(torch.equal(now, then))
+
+
 class TorchComputeWatch(TorchDispatchMode):
-    """Counts the non-plumbing torch operators dispatched while the mode is active.
+    """Counts the torch compute dispatched on data while the mode is active.
 
     Attributes:
-        compute: Operator name (``mm``, ``sum`` ...) -> times run, in first-seen order.
+        compute: Operator name (``mm``, ``sum`` ...) -> times run on data, in first-seen order.
+        constant_compute: The same for compute whose operands were all constants (not counted
+            as delegation; kept so a report can say what was seen).
     """
 
     def __init__(self) -> None:
         super().__init__()
         self.compute: Counter[str] = Counter()
+        self.constant_compute: Counter[str] = Counter()
+        # Constant tensor -> a copy of its values when last produced inside the watch.
+        self._constants = WeakTensorKeyDictionary()
+
+    def _is_constant(self, tensor: torch.Tensor) -> bool:
+        then = self._constants.get(tensor)
+        return then is not None and _same(tensor, then)
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        operands = _tensors((args, kwargs))
+        # Decided before the op runs: an in-place op changes its operand's values.
+        on_constants = all(self._is_constant(t) for t in operands)
+        result = func(*args, **kwargs)
         name = _name(func)
         if name not in PLUMBING and not name.startswith("sym_"):
-            self.compute[name] += 1
-        return func(*args, **(kwargs or {}))
+            (self.constant_compute if on_constants else self.compute)[name] += 1
+        # In-place and out= ops return the tensor they wrote; operands they wrote without
+        # returning keep their old copy, so they stop comparing equal and count as data.
+        for out in _tensors(result):
+            if on_constants:
+                self._constants[out] = out.detach().clone()
+            else:
+                self._constants.pop(out, None)
+        return result
 
     def finding(self, trial: int) -> str | None:
-        """The hacking detail for what was seen, or None when ``forward`` ran plumbing only."""
+        """The hacking detail for what was seen, or None when ``forward`` computed on no data."""
         if not self.compute:
             return None
         ops = ", ".join(f"aten.{op} x{n}" for op, n in list(self.compute.items())[:5])

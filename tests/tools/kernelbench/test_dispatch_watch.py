@@ -47,6 +47,44 @@ def test_elementwise_and_reduction_compute_are_counted():
     assert watch.compute["mul"] == 1 and watch.compute["add"] == 1 and watch.compute["sum"] == 1
 
 
+def test_compute_on_constants_is_not_delegation():
+    # A public solution zeroes its output as torch::ones(...) * 0: compute, but on no data.
+    with TorchComputeWatch() as watch:
+        out = torch.ones(4, 5) * 0
+        out = torch.full((4, 5), 2.0).add_(out).relu()
+    assert dict(watch.compute) == {} and watch.finding(0) is None
+    assert watch.constant_compute == {"mul": 1, "add_": 1, "relu": 1}
+
+
+def test_compute_on_inputs_or_on_a_constant_mixed_with_them_is_counted():
+    a = torch.arange(6.0)  # made outside the watch: data, like the trial's inputs
+    with TorchComputeWatch() as watch:
+        zeros = torch.zeros(6)
+        zeros.add_(a)       # data written into a constant: from now on it is data
+        _ = zeros * 2
+    assert watch.compute == {"add_": 1, "mul": 1}
+
+
+def test_a_constant_written_outside_the_dispatcher_becomes_data():
+    # A kernel writes through the raw pointer, unseen by the dispatcher; numpy does the same.
+    # A policy could copy the inputs into a "constant" buffer and let torch finish the job.
+    with TorchComputeWatch() as watch:
+        buf = torch.ones(3, 3)
+        buf.numpy()[:] = 7.0
+        _ = buf @ torch.ones(3, 3)
+    assert watch.compute["mm"] == 1
+    assert "aten.mm x1" in watch.finding(1)
+
+
+def test_uninitialised_memory_with_nans_still_compares_equal_to_itself():
+    with TorchComputeWatch() as watch:
+        buf = torch.empty(16)
+        buf.numpy()[:3] = float("nan")  # written outside: data
+        fresh = torch.full((4,), float("nan"))
+        _ = fresh * 1
+    assert dict(watch.compute) == {} and watch.constant_compute["mul"] == 1
+
+
 def test_watching_does_not_change_results():
     a, b = torch.randn(6, 7, generator=torch.Generator().manual_seed(3)), torch.randn(7, 2)
     with TorchComputeWatch():
