@@ -69,6 +69,12 @@ def _cuda_dirs() -> list[Path]:
     return dirs
 
 
+def _one_device(visible: str | None) -> str:
+    """The one GPU the child may see: the first the caller may see (index or UUID), else 0."""
+    first = (visible or "").split(",")[0].strip()
+    return first or "0"
+
+
 def run_child(job: dict[str, Any], work: Path, out_dir: Path, *, device: str,
               ro: list[Path] = (), timeout_s: float = 300.0,  # type: ignore[assignment]
               module: str = "structcover.tools.kernelbench.child") -> ChildOutcome:
@@ -108,6 +114,9 @@ def run_child(job: dict[str, Any], work: Path, out_dir: Path, *, device: str,
         if cuda:
             env["CUDA_HOME"] = str(cuda[0])
             env["PATH"] = f"{cuda[0] / 'bin'}:/usr/bin:/bin"
+        # One device visible: a candidate that selects another GPU (to run where the timer
+        # is not) gets an error, not a second device.
+        env["CUDA_VISIBLE_DEVICES"] = _one_device(os.environ.get("CUDA_VISIBLE_DEVICES"))
         devices, memory = _GPU_DEVICES, None  # CUDA reserves huge virtual ranges
     argv = [sys.executable, "-I", "-m", module, str(job_path)]
     limits = JailLimits(timeout_s=timeout_s, memory_mb=memory, file_size_mb=1024, nofile=1024,

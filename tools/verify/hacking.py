@@ -153,7 +153,12 @@ def check_no_timing_tampering(program: str | Subject) -> tuple[bool, str]:
          "uses a global stream handle"),
         (r"\bcu(?:da)?Graph\w*", "uses CUDA graphs"),
         (r"\bcu(?:Stream|Event|Ctx)\w*\s*\(", "uses the driver API for streams or events"),
-        (r"\bcuda(?:DeviceReset|SetDevice|DeviceSetLimit|ProfilerStart|ProfilerStop|"
+        # cudaSetDevice(x.device().index()) selects the device the inputs are on (a public
+        # solution's launcher does it); any other device is refused here, and the KernelBench
+        # GPU child sees one device only (tools/kernelbench/sandbox.py) whatever is asked for.
+        (r"\bcudaSetDevice\b(?!\s*\(\s*[\w.]+\s*(?:\.|->)\s*(?:device\s*\(\s*\)\s*\.\s*index|"
+         r"get_device)\s*\(\s*\)\s*\))", "changes device state"),
+        (r"\bcuda(?:DeviceReset|DeviceSetLimit|ProfilerStart|ProfilerStop|"
          r"LaunchHostFunc|SetDeviceFlags)\b", "changes device or profiler state"),
         (r"\b(?:std::chrono|clock_gettime|gettimeofday|QueryPerformanceCounter|rdtsc\w*|"
          r"__rdtsc|clock\s*\(\s*\)|time\s*\(\s*(?:NULL|nullptr|0)\s*\))",

@@ -250,3 +250,20 @@ def test_launcher_signature_against_the_task() -> None:
     assert not ok and "double" in reason
     extra = good.replace("int n, cudaStream_t", "int n, int m, cudaStream_t")
     assert not check_launcher_signature(subject(extra, SQUARE))[0]
+
+
+def test_selecting_the_inputs_device_is_not_tampering():
+    # A public KernelBench launcher selects the device its tensors live on before launching.
+    ok, why = check_no_timing_tampering(
+        "void run(torch::Tensor x) { cudaSetDevice(x.device().index()); k<<<1, 32>>>(); }")
+    assert ok, why
+    ok, why = check_no_timing_tampering("void run(torch::Tensor* x) { cudaSetDevice(x->get_device()); }")
+    assert ok, why
+
+
+def test_selecting_any_other_device_is_tampering():
+    for call in ("cudaSetDevice(1)", "cudaSetDevice(dev)", "cudaSetDevice(x.device().index() + 1)",
+                 "cudaSetDeviceFlags(cudaDeviceScheduleSpin)"):
+        ok, why = check_no_timing_tampering(f"void run() {{ {call}; }}")
+        assert not ok, call
+        assert "device" in why, why
