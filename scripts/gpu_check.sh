@@ -3,6 +3,9 @@
 #   1. all tests marked `gpu` (they skip without a GPU, so run this only where one is present);
 #   2. the CPU-emulator-vs-GPU cross-check on the whole sample corpus;
 #   3. the timing-spread benchmark (cv over 100 trials, L2 flushed, NVML energy);
+#   3b. the emulator's profile counters against Nsight Compute (ncu) on simple corpus tasks
+#      (bench/cross_check_ncu.py, references first, no new program after 90 s); skipped, not
+#      failed, when ncu is not installed (its exit code 2);
 #   4. KernelBench-format candidates on the GPU path (tests marked gpu+kernelbench, then
 #      bench/kernelbench_gpu.py: verdicts, speedups, energy; needs torch with CUDA, the
 #      `kernelbench` extra; about 6 minutes: every CUDA candidate is one nvcc build).
@@ -28,6 +31,13 @@ if [ "$section" = all ] || [ "$section" = core ]; then
     timeout 170 python bench/cross_check_gpu_cpu.py --out bench/results/gpu_cpu_crosscheck.json \
         || status=1
     timeout 150 python bench/bench_gpu_timing.py --out bench/results/gpu_timing.json || status=1
+    # The corpus is the project's own code: its emulator runs may go without the jail where
+    # bwrap is missing. Exit 2 = no GPU or no ncu: reported, not a failure of this script.
+    timeout 120 python bench/cross_check_ncu.py --tasks vector_add,saxpy,transpose,reduction \
+        --budget-s 90 --allow-unsandboxed --out bench/results/ncu_crosscheck.json
+    ncu_rc=$?
+    if [ "$ncu_rc" = 2 ]; then echo "ncu cross-check skipped (see the reason above)"
+    elif [ "$ncu_rc" != 0 ]; then status=1; fi
 fi
 if [ "$section" = all ] || [ "$section" = kernelbench ]; then
     # KernelBench: the sandboxed torch child on CUDA (real load_inline, events, L2 flush, NVML).
