@@ -4,12 +4,9 @@ The CPU emulator's profile (``profile.py``) counts what Nsight Compute would cou
 reads the same quantities from ``ncu`` on a real GPU so the two can be compared
 (``bench/cross_check_ncu.py``):
 
-* :data:`MAPPING`: for each of our counters that has an ncu equivalent, the ncu metric(s) and
-  how they combine into our counter; :data:`UNMAPPED`: the counters with no like-for-like
-  metric, and why. docs/EMULATOR.md, "Cross-check with Nsight Compute", is the prose form.
+* ``ncu_metrics.py``: the mapping of ncu metrics onto our counters and the CSV parser (its
+  names are re-exported here).
 * :func:`ncu_command`: the ``ncu --csv --page raw --metrics ...`` command line.
-* :func:`parse_ncu_csv`: ncu's CSV (one row per kernel launch) into plain dicts;
-  :func:`to_counters`: those launches into our counters, summed per kernel base name.
 * :func:`profile_with_ncu`: runs one program once on the GPU under ncu, in a small target
   process (``python -m structcover.tools.verify.ncu``, :func:`main`), and returns its counters.
 
@@ -24,152 +21,78 @@ that launches the kernels), so it is meant for trusted programs: the shipped cor
 from __future__ import annotations
 
 import argparse
-import csv
 import json
-import math
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from structcover.schema import TaskSpec
+from structcover.tools.verify.ncu_metrics import (
+    MAPPING,
+    SHAPE_COUNTERS,
+    UNMAPPED,
+    MetricMap,
+    agrees,
+    base_name,
+    compare_counters,
+    default_metrics,
+    emulator_by_base,
+    emulator_side,
+    launch_value,
+    metric_base,
+    parse_ncu_csv,
+    parse_query_metrics,
+    parse_value,
+    split_known,
+    to_counters,
+    total_counters,
+)
+
+__all__ = [
+    "MAPPING",
+    "MetricMap",
+    "SHAPE_COUNTERS",
+    "UNMAPPED",
+    "agrees",
+    "base_name",
+    "compare_counters",
+    "default_metrics",
+    "emulator_by_base",
+    "emulator_side",
+    "launch_value",
+    "metric_base",
+    "parse_ncu_csv",
+    "parse_query_metrics",
+    "parse_value",
+    "split_known",
+    "to_counters",
+    "total_counters",
+    "NcuError",
+    "NcuProfile",
+    "TARGET_MODULE",
+    "find_ncu",
+    "ncu_available",
+    "ncu_command",
+    "query_metrics",
+    "profile_with_ncu",
+    "target_argv",
+    "main",
+]
 
 #: The module that :func:`profile_with_ncu` runs under ncu (this one; see :func:`main`).
 TARGET_MODULE = "structcover.tools.verify.ncu"
-#: ncu prints its own messages with these prefixes, on stdout when there is no log file.
-_NCU_MESSAGE = re.compile(r"^==(PROF|WARNING|ERROR|WARN)==")
-#: Columns of ncu's CSV that describe the launch rather than hold a metric.
-_IDENTITY_COLUMNS = frozenset({
-    "ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time", "Context",
-    "Stream", "Block Size", "Grid Size", "Device", "CC", "Section Name", "Function Name"})
-#: Rollup suffixes of a metric name (``base.sum``); ``--query-metrics`` lists bases only.
-_ROLLUPS = frozenset({"sum", "avg", "min", "max"})
-#: Unit prefixes, for output printed without ``--print-units base`` (decimal K/M/G, binary Ki).
-_UNIT_PREFIX = {"Ki": 1024.0, "Mi": 1024.0 ** 2, "Gi": 1024.0 ** 3, "K": 1e3, "M": 1e6,
-                "G": 1e9, "T": 1e12}
 #: ncu's error when the driver only lets administrators read performance counters.
 _PERMISSION_ERROR = "ERR_NVGPUCTRPERM"
 
 
 class NcuError(RuntimeError):
     """ncu, or the program under it, did not produce counters (the message says why)."""
-
-
-@dataclass(frozen=True)
-class MetricMap:
-    """How one of our counters is read from ncu.
-
-    Attributes:
-        counter: Our counter name (``profile.SUMMED`` / ``MAXED`` / ``launches``).
-        metrics: The ncu metrics it is computed from (none for ``count``).
-        combine: ``sum`` (the metrics added), ``count`` (1 per launch), ``per_block_warp``
-            (first metric / warps per block; the second metric is ``launch__block_size``),
-            ``grid_threads`` (grid size x block size), ``grid_warps`` (grid size x warps per
-            block), ``max`` (largest over launches, like ``profile.MAXED``).
-        emulator: Our counters whose sum is the emulator side of the comparison, when that is
-            not ``counter`` alone (ncu counts fp16 and bf16 in the same metrics).
-        tolerance: Relative band within which both sides agree: ``max / min - 1 <= tolerance``
-            (0 = exact). It states how far the compiler may take SASS from source here.
-        note: Why the mapping or the band is what it is.
-    """
-
-    counter: str
-    metrics: tuple[str, ...]
-    combine: str = "sum"
-    emulator: tuple[str, ...] = ()
-    tolerance: float = 0.0
-    note: str = ""
-
-    def emulator_counters(self) -> tuple[str, ...]:
-        """Our counters that make up the emulator side."""
-        return self.emulator or (self.counter,)
-
-
-_GRID, _BLOCK = "launch__grid_size", "launch__block_size"
-_LSU = "l1tex__t_{what}_pipe_lsu_mem_global_op_{op}.sum"
-_SHARED = "l1tex__data_{what}_pipe_lsu_mem_shared_op_{op}.sum"
-_THREAD_OP = "smsp__sass_thread_inst_executed_op_{op}_pred_on.sum"
-#: Source-level memory counts: exact on simple kernels, a 10 % band for vector loads the
-#: compiler merges or splits and repeated reads it keeps in registers.
-_MEM_BAND = 0.10
-#: Source operations against SASS: common subexpressions, contraction and fast-math forms.
-_OPS_BAND = 0.25
-#: Branch and warp-collective counts depend on unrolling and predication: within a factor 2.
-_LOOSE_BAND = 1.0
-
-MAPPING: tuple[MetricMap, ...] = (
-    MetricMap("launches", (), "count", note="one ncu row per kernel launch"),
-    MetricMap("blocks", (_GRID,), "sum", note="launch__grid_size is the number of blocks"),
-    MetricMap("threads", (_GRID, _BLOCK), "grid_threads"),
-    MetricMap("warps", (_GRID, _BLOCK), "grid_warps"),
-    MetricMap("shared_static_bytes", ("launch__shared_mem_per_block_static",), "max"),
-    MetricMap("shared_dynamic_bytes", ("launch__shared_mem_per_block_dynamic",), "max"),
-    *(MetricMap(f"global_{name}_{what}", (_LSU.format(what=what, op=op),), tolerance=_MEM_BAND)
-      for name, op in (("load", "ld"), ("store", "st")) for what in ("requests", "sectors")),
-    *(MetricMap(f"global_{name}_bytes", (f"smsp__sass_data_bytes_mem_global_op_{op}.sum",),
-                tolerance=_MEM_BAND, note="bytes the lanes asked for")
-      for name, op in (("load", "ld"), ("store", "st"))),
-    *(MetricMap(f"shared_{name}_requests", (f"smsp__sass_inst_executed_op_shared_{op}.sum",),
-                tolerance=_MEM_BAND) for name, op in (("load", "ld"), ("store", "st"))),
-    *(MetricMap(f"shared_{name}_wavefronts", (_SHARED.format(what="wavefronts", op=op),),
-                tolerance=_MEM_BAND) for name, op in (("load", "ld"), ("store", "st"))),
-    *(MetricMap(f"shared_{name}_bank_conflicts", (_SHARED.format(what="bank_conflicts", op=op),),
-                tolerance=_MEM_BAND) for name, op in (("load", "ld"), ("store", "st"))),
-    MetricMap("global_atomic_requests", ("smsp__sass_inst_executed_op_global_atom.sum",
-                                         "smsp__sass_inst_executed_op_global_red.sum"),
-              tolerance=_MEM_BAND, note="an atomic whose result is unused compiles to RED"),
-    MetricMap("shared_atomic_requests", ("smsp__sass_inst_executed_op_shared_atom.sum",),
-              tolerance=_MEM_BAND),
-    MetricMap("barriers", ("smsp__inst_executed_op_barrier.sum", _BLOCK), "per_block_warp",
-              note="every warp of a block executes each barrier: divided by warps per block"),
-    MetricMap("warp_syncs", ("smsp__inst_executed_op_warp_sync.sum",), tolerance=_LOOSE_BAND),
-    MetricMap("warp_collectives", ("smsp__inst_executed_op_shfl.sum",), tolerance=_LOOSE_BAND,
-              note="shuffles only: votes and matches have no metric here"),
-    MetricMap("branch_requests", ("smsp__sass_branch_targets.sum",), tolerance=_LOOSE_BAND,
-              note="a short if may become predication; loops unroll"),
-    MetricMap("divergent_branches", ("smsp__sass_branch_targets_threads_divergent.sum",),
-              tolerance=_LOOSE_BAND),
-    *(MetricMap(f"ops_fp32_{kind}", (_THREAD_OP.format(op=f"f{kind}"),), tolerance=_OPS_BAND)
-      for kind in ("add", "mul", "fma")),
-    *(MetricMap(f"ops_fp64_{kind}", (_THREAD_OP.format(op=f"d{kind}"),), tolerance=_OPS_BAND)
-      for kind in ("add", "mul", "fma")),
-    *(MetricMap(f"ops_fp16_{kind}", (_THREAD_OP.format(op=f"h{kind}"),),
-                emulator=(f"ops_fp16_{kind}", f"ops_bf16_{kind}"), tolerance=_OPS_BAND,
-                note="ncu counts bf16 in the h* metrics (HADD2/HMUL2/HFMA2 .BF16)")
-      for kind in ("add", "mul", "fma")),
-)
-
-UNMAPPED: dict[str, str] = {
-    **{f"{space}_atomic_lanes": "no per-lane atomic metric" for space in ("global", "shared")},
-    **{f"{space}_atomic_serialized": "no direct metric (shows as L2 atomic throughput)"
-       for space in ("global", "shared")},
-    **{f"{space}_atomic_max_contention": "no direct metric (a maximum over requests)"
-       for space in ("global", "shared")},
-    "local_accesses": "the emulator counts accesses to the thread's own stack, not local-memory "
-                      "spills (take those from ptxas -v or local_* metrics)",
-    "branch_lanes": "no metric of active lanes per branch evaluation",
-    **{f"ops_{cls}_{kind}": "no single metric: a GPU divide or special function is MUFU plus FMAs"
-       for cls in ("fp32", "fp64", "fp16", "bf16") for kind in ("div", "special")},
-    **{f"ops_bf16_{kind}": "counted with fp16 (ops_fp16_*), ncu does not separate them"
-       for kind in ("add", "mul", "fma")},
-    **{f"ops_int_{kind}": "smsp__sass_thread_inst_executed_op_integer_pred_on also counts address "
-                          "arithmetic and loop control the emulator does not see"
-       for kind in ("add", "mul", "fma", "div", "logic")},
-}
-
-#: Launch-shape counters: a disagreement there is a plumbing error, not an approximation.
-SHAPE_COUNTERS: tuple[str, ...] = ("launches", "blocks", "threads", "warps")
-
-
-def default_metrics(mapping: Iterable[MetricMap] = MAPPING) -> list[str]:
-    """Every ncu metric the mapping needs, each once, in mapping order."""
-    return list(dict.fromkeys(m for entry in mapping for m in entry.metrics))
 
 
 # --- ncu itself ---------------------------------------------------------------------------
@@ -232,22 +155,6 @@ def ncu_command(metrics: Sequence[str], target_argv: Sequence[str], *, ncu: str 
     return [*cmd, *extra, *target_argv]
 
 
-def metric_base(metric: str) -> str:
-    """A metric without its rollup suffix (``x__y.sum`` -> ``x__y``), as --query-metrics lists it."""
-    head, _, tail = metric.rpartition(".")
-    return head if head and tail in _ROLLUPS else metric
-
-
-def parse_query_metrics(text: str) -> set[str]:
-    """Metric base names from ``ncu --query-metrics`` output (the first word of each row)."""
-    names = set()
-    for line in text.splitlines():
-        match = re.match(r"\s*([a-z0-9]+__[A-Za-z0-9_]+)\b", line)
-        if match:
-            names.add(match.group(1))
-    return names
-
-
 def query_metrics(ncu: str, timeout_s: float = 60.0) -> set[str] | None:
     """The metric bases this GPU's ncu knows, or None when that cannot be told."""
     try:
@@ -257,285 +164,6 @@ def query_metrics(ncu: str, timeout_s: float = 60.0) -> set[str] | None:
         return None
     names = parse_query_metrics(proc.stdout) if proc.returncode == 0 else set()
     return names or None
-
-
-def split_known(metrics: Sequence[str], known: set[str] | None) -> tuple[list[str], list[str]]:
-    """(metrics to request, metrics dropped because this ncu does not list them).
-
-    One unknown metric makes ncu refuse the whole run, so unknown ones are dropped and
-    reported. ``launch__*`` values are launch attributes, not hardware counters, and are not
-    always in the query list: they are always kept.
-    """
-    if not known:
-        return list(metrics), []
-    keep = [m for m in metrics if m.startswith("launch__") or metric_base(m) in known]
-    return keep, [m for m in metrics if m not in keep]
-
-
-# --- ncu's CSV ----------------------------------------------------------------------------
-
-def _csv_lines(text: str) -> list[str]:
-    """The CSV part of ncu's output: from the header row on, ncu's own messages removed."""
-    lines = [ln for ln in text.splitlines() if ln.strip() and not _NCU_MESSAGE.match(ln)]
-    for i, line in enumerate(lines):
-        if line.startswith('"ID"') or line.startswith("ID,"):
-            return lines[i:]
-    return []
-
-
-def _scale(unit: str) -> float:
-    """Factor from a printed unit to its base unit (1 for base units such as ``sector``)."""
-    for prefix in ("Ki", "Mi", "Gi", "K", "M", "G", "T"):
-        rest = unit[len(prefix):]
-        # A prefix counts only before a lowercase unit name ("Kbyte", "Msector"), never in
-        # a base unit itself.
-        if unit.startswith(prefix) and rest[:1].islower():
-            return _UNIT_PREFIX[prefix]
-    return 1.0
-
-
-def parse_value(text: str, unit: str = "") -> float | None:
-    """A metric value as a float: thousands separators removed, ``n/a`` and blanks as None."""
-    cleaned = text.strip().replace(",", "")
-    if not cleaned or cleaned.lower() in ("n/a", "nan", "-"):
-        return None
-    try:
-        value = float(cleaned)
-    except ValueError:
-        return None
-    return value * _scale(unit) if math.isfinite(value) else None
-
-
-def _launch(ident: str, kernel: str, info: dict[str, str]) -> dict[str, Any]:
-    return {"id": int(ident) if ident.strip().isdigit() else ident, "kernel": kernel,
-            "kernel_base": base_name(kernel), "metrics": {}, "units": {}, "info": info}
-
-
-def _parse_wide(header: list[str], rows: list[list[str]]) -> list[dict[str, Any]]:
-    """``--page raw``: one row per launch, one column per metric, a units row after the header."""
-    units: dict[str, str] = {}
-    launches = []
-    for row in rows:
-        cells = dict(zip(header, row, strict=False))
-        if not cells.get("ID", "").strip():
-            # The units row (its identity cells are empty): remember each column's unit.
-            units.update({k: v for k, v in cells.items() if k not in _IDENTITY_COLUMNS})
-            continue
-        info = {k: v for k, v in cells.items() if k in _IDENTITY_COLUMNS}
-        launch = _launch(cells["ID"], cells.get("Kernel Name", ""), info)
-        for name, raw in cells.items():
-            if name in _IDENTITY_COLUMNS:
-                continue
-            value = parse_value(raw, units.get(name, ""))
-            if value is not None:
-                launch["metrics"][name] = value
-                launch["units"][name] = units.get(name, "")
-        launches.append(launch)
-    return launches
-
-
-def _parse_long(header: list[str], rows: list[list[str]]) -> list[dict[str, Any]]:
-    """``--page details``: one row per (launch, metric); grouped back into launches."""
-    by_id: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        cells = dict(zip(header, row, strict=False))
-        ident = cells.get("ID", "").strip()
-        if not ident:
-            continue
-        if ident not in by_id:
-            info = {k: v for k, v in cells.items()
-                    if k in _IDENTITY_COLUMNS and k != "Section Name"}
-            by_id[ident] = _launch(ident, cells.get("Kernel Name", ""), info)
-        unit = cells.get("Metric Unit", "")
-        value = parse_value(cells.get("Metric Value", ""), unit)
-        if value is not None:
-            by_id[ident]["metrics"][cells["Metric Name"]] = value
-            by_id[ident]["units"][cells["Metric Name"]] = unit
-    return list(by_id.values())
-
-
-def parse_ncu_csv(text: str) -> list[dict[str, Any]]:
-    """ncu's CSV output as one dict per kernel launch, in launch order.
-
-    Reads ``--page raw`` (a header row, a units row, one row per launch) and, for a report
-    exported with the default page, the long form (``Metric Name``/``Metric Value`` rows).
-    Lines before the header and ncu's ``==PROF==`` messages are skipped.
-
-    Returns:
-        ``{"id", "kernel", "kernel_base", "metrics": {name: value}, "units": {name: unit},
-        "info": {identity column: text}}`` per launch; a metric printed as ``n/a`` is absent.
-    """
-    lines = _csv_lines(text)
-    if not lines:
-        return []
-    header, *rows = list(csv.reader(lines))
-    if "Metric Name" in header and "Metric Value" in header:
-        return _parse_long(header, rows)
-    return _parse_wide(header, rows)
-
-
-# --- our counters -------------------------------------------------------------------------
-
-def _strip_balanced(text: str, open_ch: str, close_ch: str) -> str:
-    """``text`` without every ``open_ch ... close_ch`` group (nesting respected)."""
-    out, depth = [], 0
-    for ch in text:
-        if ch == open_ch:
-            depth += 1
-        elif ch == close_ch and depth:
-            depth -= 1
-        elif depth == 0:
-            out.append(ch)
-    return "".join(out)
-
-
-def base_name(kernel: str) -> str:
-    """A kernel's base name: no return type, namespace, template arguments or parameters.
-
-    ncu prints demangled names (``void ns::reduce<256>(const float *, float *, int)``); the
-    emulator records the launch expression (``reduce<256>``). Both become ``reduce``.
-    """
-    name = kernel.strip()
-    if name.endswith(")"):
-        depth = 0
-        for i in range(len(name) - 1, -1, -1):
-            depth += {")": 1, "(": -1}.get(name[i], 0)
-            if depth == 0:
-                name = name[:i]
-                break
-    name = _strip_balanced(name, "<", ">").strip()
-    name = name.split()[-1] if name.split() else name
-    return name.rsplit("::", 1)[-1]
-
-
-def _warps(block_size: float) -> float:
-    return float(math.ceil(block_size / 32))
-
-
-def launch_value(entry: MetricMap, metrics: Mapping[str, float]) -> float | None:
-    """One launch's value of ``entry``'s counter, or None when a metric it needs is missing."""
-    if entry.combine == "count":
-        return 1.0
-    values = [metrics.get(m) for m in entry.metrics]
-    if any(v is None for v in values):
-        return None
-    vals = [float(v) for v in values if v is not None]
-    if entry.combine in ("sum", "max"):
-        return sum(vals)
-    if entry.combine == "grid_threads":
-        return vals[0] * vals[1]
-    if entry.combine == "grid_warps":
-        return vals[0] * _warps(vals[1])
-    if entry.combine == "per_block_warp":
-        warps = _warps(vals[1])
-        return vals[0] / warps if warps else None
-    raise ValueError(f"unknown combine {entry.combine!r} for {entry.counter}")
-
-
-def to_counters(launches: Iterable[Mapping[str, Any]], mapping: Iterable[MetricMap] = MAPPING,
-                ) -> dict[str, dict[str, float]]:
-    """Parsed launches (:func:`parse_ncu_csv`) as our counters, per kernel base name.
-
-    Launches of one kernel add up (``max`` counters take the largest). A counter one of the
-    kernel's launches could not give (a metric missing or ``n/a``) is left out for that
-    kernel rather than summed over the launches that had it.
-    """
-    entries = list(mapping)
-    out: dict[str, dict[str, float]] = {}
-    missing: dict[str, set[str]] = {}
-    for launch in launches:
-        kernel = str(launch.get("kernel_base") or base_name(str(launch.get("kernel", ""))))
-        counters = out.setdefault(kernel, {})
-        for entry in entries:
-            value = launch_value(entry, launch.get("metrics", {}))
-            if value is None:
-                missing.setdefault(kernel, set()).add(entry.counter)
-            elif entry.combine == "max":
-                counters[entry.counter] = max(counters.get(entry.counter, 0.0), value)
-            else:
-                counters[entry.counter] = counters.get(entry.counter, 0.0) + value
-    for kernel, names in missing.items():
-        for name in names:
-            out[kernel].pop(name, None)
-    return out
-
-
-def total_counters(per_kernel: Mapping[str, Mapping[str, float]],
-                   mapping: Iterable[MetricMap] = MAPPING) -> dict[str, float]:
-    """Counters over all kernels: sums, and the largest for ``max`` counters.
-
-    A counter missing for one kernel is missing in the total too.
-    """
-    entries = list(mapping)
-    total: dict[str, float] = {}
-    for entry in entries:
-        values = [k.get(entry.counter) for k in per_kernel.values()]
-        if not values or any(v is None for v in values):
-            continue
-        vals = [float(v) for v in values if v is not None]
-        total[entry.counter] = max(vals) if entry.combine == "max" else sum(vals)
-    return total
-
-
-# --- comparison with the emulator -----------------------------------------------------------
-
-def emulator_side(counters: Mapping[str, float], mapping: Iterable[MetricMap] = MAPPING,
-                  ) -> dict[str, float]:
-    """The emulator's counters in the mapping's names (fp16 and bf16 added, as ncu counts them)."""
-    out = {}
-    for entry in mapping:
-        names = entry.emulator_counters()
-        if all(n in counters for n in names):
-            out[entry.counter] = float(sum(counters[n] for n in names))
-    return out
-
-
-def emulator_by_base(kernels: Mapping[str, Mapping[str, float]],
-                     mapping: Iterable[MetricMap] = MAPPING) -> dict[str, dict[str, float]]:
-    """The profile's per-kernel counters (``ProfileReport.kernels``) keyed by base name.
-
-    Template instances of one kernel (``reduce<256>``, ``reduce<128>``) merge as ncu's
-    base names do; ``max`` counters take the largest.
-    """
-    entries = {e.counter: e for e in mapping}
-    out: dict[str, dict[str, float]] = {}
-    for name, counters in kernels.items():
-        merged = out.setdefault(base_name(name), {})
-        for counter, value in emulator_side(counters, entries.values()).items():
-            if entries[counter].combine == "max":
-                merged[counter] = max(merged.get(counter, 0.0), value)
-            else:
-                merged[counter] = merged.get(counter, 0.0) + value
-    return out
-
-
-def agrees(emulator: float, ncu: float, tolerance: float) -> bool:
-    """Whether two counts agree within ``tolerance`` (``max / min - 1``; both zero agree)."""
-    if emulator == ncu:
-        return True
-    low, high = sorted((abs(emulator), abs(ncu)))
-    if low == 0:
-        return False
-    return high / low - 1.0 <= tolerance + 1e-12
-
-
-def compare_counters(emulator: Mapping[str, float], ncu: Mapping[str, float],
-                     mapping: Iterable[MetricMap] = MAPPING) -> dict[str, dict[str, Any]]:
-    """Per mapped counter: both values, ncu / emulator, and agreement within its band.
-
-    Counters ncu did not measure get ``ncu: None`` and ``agree: None`` (not compared).
-    """
-    out: dict[str, dict[str, Any]] = {}
-    for entry in mapping:
-        emu, got = emulator.get(entry.counter), ncu.get(entry.counter)
-        if emu is None:
-            continue
-        ratio = (got / emu if emu else None) if got is not None else None
-        out[entry.counter] = {
-            "emulator": emu, "ncu": got, "ratio": ratio, "tolerance": entry.tolerance,
-            "agree": None if got is None else agrees(emu, got, entry.tolerance),
-            "exact": None if got is None else emu == got}
-    return out
 
 
 # --- profiling one program ------------------------------------------------------------------
