@@ -46,11 +46,14 @@ from structcover.tools.simulation.kb_profile import profile_candidate
 from structcover.tools.simulation.kb_profile_features import COLUMNS, profile_features
 
 #: Profile columns the fitted profile score uses (counts get log10; ratios as they are).
-LOG_COLUMNS = [c for c in COLUMNS if c.endswith("_per_el") or c in (
-    "profile.launches", "profile.kernels", "profile.threads_per_block")]
+#: torch's own traffic is 0 for most candidates, so it stays linear (a log would put those at
+#: the clip, -9).
+LOG_COLUMNS = [c for c in COLUMNS if (c.endswith("_per_el") and c != "profile.torch_bytes_per_el")
+               or c in ("profile.launches", "profile.kernels", "profile.threads_per_block")]
 RATIO_COLUMNS = ["profile.load_sectors_per_request", "profile.store_sectors_per_request",
                  "profile.load_bytes_per_sector", "profile.divergent_fraction",
-                 "profile.traffic_over_compulsory", "profile.model_log10_time"]
+                 "profile.traffic_over_compulsory", "profile.model_log10_time",
+                 "profile.torch_bytes_per_el", "profile.torch_launches"]
 #: Regularization of the logistic models (fixed, not tuned).
 C = 0.1
 

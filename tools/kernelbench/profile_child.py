@@ -8,7 +8,10 @@ launches ``forward`` made (``sc_profile_json``, read through ctypes from the sha
 runtime the extensions load) to ``result.json``::
 
     {"status": "ok", "launches": [...runtime rows...], "outputs": [{"dtype", "shape"}],
-     "inputs": [...]}
+     "inputs": [...], "torch_ops": {op: {"launches", "read_bytes", "write_bytes"}}}
+
+``torch_ops`` is the traffic of torch's own operators in ``forward`` (fills, copies: GPU work
+the timed forward includes; :mod:`torch_traffic`).
 
 A failure is ``{"status": "error", "failure", "detail"}`` as in :mod:`child`. Launches made
 while the model was constructed are not counted (only ``forward``'s). Buffers are laid out
@@ -89,9 +92,12 @@ def run_profile(job: dict[str, Any], folder: Path) -> dict[str, Any]:
     model = _construct(cand.ModelNew, problem, job["seed"], device)
     meta = json.loads((Path(job["inputs_dir"]) / "inputs.json").read_text())[0]
     inputs = _load_inputs(Path(job["inputs_dir"]) / "in_0.npz", meta, device)
+    from structcover.tools.kernelbench.torch_traffic import TorchTrafficMeter
+
     before = len(_counters(runtimes))
+    meter = TorchTrafficMeter()
     try:
-        with torch.no_grad():
+        with torch.no_grad(), meter:
             outputs = _flatten(model(*inputs))
     except Exception as exc:  # noqa: BLE001
         return {"status": "error", "failure": classify(exc),
@@ -99,7 +105,8 @@ def run_profile(job: dict[str, Any], folder: Path) -> dict[str, Any]:
     rows = _counters(runtimes)[before:]
     outs = [{"dtype": str(o.dtype).removeprefix("torch."), "shape": list(o.shape)}
             for o in outputs if isinstance(o, torch.Tensor)]
-    return {"status": "ok", "launches": rows, "outputs": outs, "inputs": meta}
+    return {"status": "ok", "launches": rows, "outputs": outs, "inputs": meta,
+            "torch_ops": meter.ops}
 
 
 def main(argv: list[str]) -> int:

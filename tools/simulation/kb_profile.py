@@ -31,7 +31,7 @@ from typing import Any
 from structcover.tools.kernelbench.problem import Problem
 
 #: Bumped when the entry format or the size plan changes.
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: torch_ops (torch's own operators' traffic in forward)
 #: The cache folder.
 CACHE_DIR = Path.home() / ".cache" / "structcover" / "kb_profiles"
 #: The smaller measured size has this fraction of the larger one's work (input elements).
@@ -57,6 +57,9 @@ class KbProfile:
     output_bytes: list[int] = field(default_factory=list)
     input_bytes: list[int] = field(default_factory=list)
     work: list[float] = field(default_factory=list)
+    #: Per size: torch's own operators in forward (fills, copies), ``op -> {"launches",
+    #: "read_bytes", "write_bytes"}`` (``tools/kernelbench/torch_traffic.py``).
+    torch_ops: list[dict[str, dict[str, int]]] = field(default_factory=list)
     profiler: str = ""
     #: Why there is no profile ("" when it is real).
     error: str = ""
@@ -207,8 +210,9 @@ def measure(candidate_text: str, problem: Problem, *, budget: float | None = Non
                 prof.output_bytes.append(out_b)
                 prof.input_bytes.append(in_b)
                 prof.work.append(problem.work(s))
+                prof.torch_ops.append(result.get("torch_ops", {}))
     if err:
-        prof.error, prof.kernels = err, []
+        prof.error, prof.kernels, prof.torch_ops = err, [], []
         prof.output_elements, prof.output_bytes, prof.input_bytes, prof.work = [], [], [], []
     return prof
 

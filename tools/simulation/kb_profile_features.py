@@ -12,6 +12,9 @@ Halves rather than integers because the work counts input elements, so a contrac
 exponents are multiples of 1/2 (docs/SIMULATION.md rounds corpus exponents to integers of a
 size scale). The compulsory bytes (inputs + outputs once) are extrapolated the same way. ptxas
 is not run on KernelBench sources (torch's headers), so registers are the model's default (32).
+torch's own operators in ``forward`` (a zero fill of the output, ``.contiguous()`` copies) are
+GPU work the timed forward includes: their bytes per output element are ``torch_bytes``, their
+launches ``torch_launches``, and the model adds their time (``timing_model.torch_ops_time``).
 """
 
 from __future__ import annotations
@@ -22,15 +25,16 @@ from typing import Any
 
 from structcover.tools.simulation.gpu_specs import DEFAULT_GPU, GpuSpec, gpu_spec
 from structcover.tools.simulation.kb_profile import KbProfile
-from structcover.tools.simulation.timing_model import KernelInputs, kernel_time
+from structcover.tools.simulation.timing_model import KernelInputs, kernel_time, torch_ops_time
 
 #: Feature names (without the ``profile.`` prefix) of the per-output-element counters.
 PER_ELEMENT = ("global_load_requests", "global_load_sectors", "global_store_requests",
                "global_store_sectors", "shared_wavefronts", "shared_bank_conflicts",
                "barriers", "branch_requests", "divergent_branches", "threads",
-               "atomic_requests", "warp_collectives", "ops_fp", "ops_int", "ops_special")
+               "atomic_requests", "warp_collectives", "ops_fp", "ops_int", "ops_special",
+               "torch_bytes")
 #: Size-independent ratios and shapes.
-RATIOS = ("launches", "kernels", "load_sectors_per_request", "store_sectors_per_request",
+RATIOS = ("launches", "kernels", "torch_launches", "load_sectors_per_request", "store_sectors_per_request",
           "load_bytes_per_sector", "bank_conflicts_per_wavefront", "divergent_fraction",
           "threads_per_block", "traffic_over_compulsory", "model_time_s", "model_log10_time")
 #: Every numeric column :func:`profile_features` fills (``profile.`` prefixed).
@@ -101,6 +105,19 @@ def extrapolate(prof: KbProfile, full_work: float) -> tuple[dict[str, dict[str, 
     return out, compulsory
 
 
+def extrapolate_torch_ops(prof: KbProfile, full_work: float) -> dict[str, dict[str, float]]:
+    """torch's own operators in forward at the problem's own sizes (each figure extrapolated
+    like a counter); ``{}`` without a profile or without torch-side work."""
+    if prof.error or len(prof.torch_ops) != 2 or len(prof.work) != 2:
+        return {}
+    (w1, w0), factor = prof.work, full_work / prof.work[0] if prof.work[0] else 1.0
+    large, small = prof.torch_ops
+    return {op: {k: float(v) * factor ** _exponent(float(v), float(small.get(op, {}).get(k, 0)),
+                                                   w1, w0)
+                 for k, v in row.items()}
+            for op, row in large.items()}
+
+
 def model_time(prof: KbProfile, full_work: float, gpu: GpuSpec | None = None
                ) -> tuple[float, str]:
     """(modelled seconds of one forward at the problem's sizes on ``gpu``, bound of the
@@ -120,7 +137,7 @@ def model_time(prof: KbProfile, full_work: float, gpu: GpuSpec | None = None
         seconds += t.seconds
         if t.seconds > slowest:
             slowest, bound = t.seconds, t.bound
-    return seconds, bound
+    return seconds + torch_ops_time(extrapolate_torch_ops(prof, full_work), gpu), bound
 
 
 def profile_features(prof: KbProfile, full_work: float, gpu: GpuSpec | None = None
@@ -136,11 +153,15 @@ def profile_features(prof: KbProfile, full_work: float, gpu: GpuSpec | None = No
     raw = _total(large)
     d = _derived(raw)
     elements = float(prof.output_elements[0])
+    torch_ops = prof.torch_ops[0] if prof.torch_ops else {}
+    d["torch_bytes"] = float(sum(r.get("read_bytes", 0) + r.get("write_bytes", 0)
+                                 for r in torch_ops.values()))
     for name in PER_ELEMENT:
         row[f"profile.{name}_per_el"] = _ratio(d[name], elements)
     seconds, _bound = model_time(prof, full_work, gpu)
     row.update({
         "profile.launches": raw.get("launches", 0.0), "profile.kernels": float(len(large)),
+        "profile.torch_launches": float(sum(r.get("launches", 0) for r in torch_ops.values())),
         "profile.load_sectors_per_request": _ratio(d["global_load_sectors"],
                                                    d["global_load_requests"]),
         "profile.store_sectors_per_request": _ratio(d["global_store_sectors"],

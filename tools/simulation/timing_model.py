@@ -34,8 +34,11 @@ Per kernel (``L`` launches, ``B`` blocks, ``T`` threads; all counters summed ove
     time       = L * LAUNCH_S + max(dram_s, l2_s, shared_s, compute_s, issue_s)
                  + barrier_s + atomic_s
 
-A program's time is the sum over its kernels. The constants below are modelling assumptions,
-not datasheet figures; docs/SIMULATION.md ("Timing model") states their limits.
+A program's time is the sum over its kernels, plus torch's own operators in a KernelBench
+forward (fills, copies: :func:`torch_ops_time`), each a launch that moves its bytes at the
+DRAM peak (torch's elementwise kernels are vectorized and unrolled, so they run near it).
+The constants below are modelling assumptions, not datasheet figures; docs/SIMULATION.md
+("Timing model") states their limits.
 """
 
 from __future__ import annotations
@@ -204,3 +207,16 @@ def kernel_time(k: KernelInputs, gpu: GpuSpec) -> KernelTime:
                       atomic_s=atomic_s, occupancy=occ.theoretical, warps_per_sm=warps,
                       mem_hide=mem_hide, comp_hide=comp_hide, bound=bound,
                       flops_source=source, notes=notes)
+
+
+def torch_ops_time(ops: dict[str, dict[str, float]], gpu: GpuSpec) -> float:
+    """Modelled seconds of torch's own operators (``op -> {"launches", "read_bytes",
+    "write_bytes"}``, ``tools/kernelbench/torch_traffic.py``): per operator, its launches'
+    overhead plus its bytes at the DRAM peak. A zero fill of the output before a kernel
+    overwrites it is one more pass over the output, which on a memory-bound op is a third
+    more traffic."""
+    seconds = 0.0
+    for row in ops.values():
+        moved = float(row.get("read_bytes", 0.0)) + float(row.get("write_bytes", 0.0))
+        seconds += float(row.get("launches", 0.0)) * LAUNCH_S + moved / gpu.dram_bytes_per_s
+    return seconds

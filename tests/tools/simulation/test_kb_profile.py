@@ -9,12 +9,14 @@ import pytest
 pytest.importorskip("torch")
 
 from structcover.tools.kernelbench.problem import resolve_problem  # noqa: E402
+from structcover.tools.simulation.gpu_specs import DEFAULT_GPU, gpu_spec  # noqa: E402
 from structcover.tools.simulation.kb_profile import profile_candidate  # noqa: E402
 from structcover.tools.simulation.kb_profile_features import (  # noqa: E402
     COLUMNS,
     extrapolate,
     profile_features,
 )
+from structcover.tools.simulation.timing_model import LAUNCH_S  # noqa: E402
 
 pytestmark = pytest.mark.kernelbench
 DATA = Path(__file__).parents[2] / "data" / "kernelbench"
@@ -119,3 +121,25 @@ def test_profiles_are_cached_by_content(tmp_path):
                               cache_dir=tmp_path)
     assert other.kernels[0]["relu_kernel"]["blocks"] == 4096 // 128
     assert len(list(tmp_path.glob("*.json"))) == 2
+
+
+def test_a_zero_filled_output_is_charged_as_torch_traffic(relu, tmp_path):
+    # The same ReLU with `torch::zeros_like` for its output: torch writes the whole output once
+    # more (a fill kernel) before the ReLU overwrites it. The emulator's counters cannot see
+    # that work; the profile child's dispatch meter does.
+    problem = resolve_problem("8", DATA / "problems")
+    zeros = _profile("relu_zeros_cuda.py", "8", tmp_path)
+    assert zeros.error == ""
+    for sizes, ops in zip(zeros.sizes, zeros.torch_ops, strict=True):
+        assert ops["zeros_like"] == {"launches": 1, "read_bytes": 0,
+                                     "write_bytes": 4 * sizes["size"]}
+    assert relu.torch_ops == [{}, {}]  # empty_like launches nothing
+    fill = profile_features(zeros, problem.work())
+    plain = profile_features(relu, problem.work())
+    assert fill["profile.torch_bytes_per_el"] == pytest.approx(4.0)
+    assert fill["profile.torch_launches"] == 1
+    assert plain["profile.torch_bytes_per_el"] == 0
+    # The model charges the fill as one more launch that writes 4 B per element of the 2^20
+    # at the DRAM peak of the default GPU; the ReLU kernel itself is modelled the same.
+    extra = LAUNCH_S + 4 * (1 << 20) / gpu_spec(DEFAULT_GPU).dram_bytes_per_s
+    assert fill["profile.model_time_s"] - plain["profile.model_time_s"] == pytest.approx(extra)
