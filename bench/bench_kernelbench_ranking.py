@@ -9,7 +9,9 @@ with the larger ``torch_speedup`` is the faster; ties are skipped.
 Per solution: code length (non-blank lines of its CUDA sources), the static features
 (``extract_values``), the profile features and the timing model's time (``features
 --profile``'s columns: tools/simulation/kb_profile*.py, CPU emulator at reduced sizes, model
-at the problem's sizes on the default GPU). Scores, each compared on the same pairs:
+at the problem's sizes on the GPU the timings were measured on: the manifest's ``gpu`` key, a
+name of ``gpu_specs.GPUS``, else ``--gpu``, else the default). Scores, each compared on the
+same pairs:
 
 * ``length``: shorter or longer is faster, the sign picked on DEV;
 * ``timing model``: smaller modelled time is faster (no fit);
@@ -42,6 +44,7 @@ from sklearn.linear_model import LogisticRegression
 from structcover.tools.data.kernelbench import extract_cuda_sources
 from structcover.tools.features.extract import extract_values
 from structcover.tools.kernelbench.problem import Problem, load_problem
+from structcover.tools.simulation.gpu_specs import DEFAULT_GPU, GpuSpec, gpu_spec
 from structcover.tools.simulation.kb_profile import profile_candidate
 from structcover.tools.simulation.kb_profile_features import COLUMNS, profile_features
 
@@ -87,7 +90,8 @@ def length(text: str) -> int:
     return sum(1 for line in cuda.splitlines() if line.strip())
 
 
-def profile_all(frame: pd.DataFrame, threads: int, budget: float | None) -> pd.DataFrame:
+def profile_all(frame: pd.DataFrame, threads: int, budget: float | None, gpu: GpuSpec
+                ) -> pd.DataFrame:
     """``profile.*`` columns of every row (a reason where it could not run)."""
     cache: dict[str, Problem] = {}
 
@@ -98,7 +102,7 @@ def profile_all(frame: pd.DataFrame, threads: int, budget: float | None) -> pd.D
         problem = cache.setdefault(row["problem_file"], load_problem(row["problem_file"]))
         start = time.monotonic()
         prof = profile_candidate(row["text"], problem, budget=budget)
-        out = profile_features(prof, problem.work())
+        out = profile_features(prof, problem.work(), gpu)
         out["profile.seconds"] = time.monotonic() - start
         print(f"  [{i + 1}/{len(frame)}] {row['problem']} {row['model']}: "
               f"{out['profile.reason'] or 'ok'} ({out['profile.seconds']:.0f} s)",
@@ -212,6 +216,8 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=None, help="CPU work budget (default: "
                     "verification's)")
     ap.add_argument("--dev-only", action="store_true")
+    ap.add_argument("--gpu", help="GPU spec of the timing model (default: the manifest's "
+                    "'gpu', else " + DEFAULT_GPU + ")")
     ap.add_argument("--json", type=Path, help="write the per-row table and results here")
     args = ap.parse_args()
     frame = load_rows(args.data, args.problems)
@@ -220,10 +226,14 @@ def main() -> None:
     frame["length"] = [length(t) for t in frame["text"]]
     static = pd.DataFrame([extract_values(t) for t in frame["text"]]).add_prefix("static.")
     start = time.monotonic()
-    prof = profile_all(frame, args.threads, args.budget)
+    manifest = json.loads((args.data / "manifest.json").read_text())
+    gpu_name = args.gpu or (manifest.get("gpu") if isinstance(manifest, dict) else None) \
+        or DEFAULT_GPU
+    prof = profile_all(frame, args.threads, args.budget, gpu_spec(gpu_name))
     frame = pd.concat([frame, static, prof], axis=1)
     results = evaluate(frame, args.dev_only)
     results["profile_wall_s"] = round(time.monotonic() - start, 1)
+    results["gpu"] = gpu_name
     results["failures"] = frame.loc[frame["profile.reason"] != "", ["problem", "model",
                                                                     "profile.reason"]] \
         .to_dict(orient="records")
