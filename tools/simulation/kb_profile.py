@@ -10,8 +10,8 @@ work budget and a quarter of it, :meth:`Problem.shrunk`) so counters can be extr
 the problem's own sizes (:mod:`kb_profile_features`). Counters are per kernel (summed over its
 launches), as ``tools/verify/profile.py`` sums them for corpus programs.
 
-A candidate that cannot be profiled (no CUDA extension, refused by the anti-hacking checks,
-unsupported construct, build failure, a fault while running) gives a :class:`KbProfile` with
+A candidate that cannot be profiled (no CUDA extension, refused by an anti-hacking check other
+than library delegation, unsupported construct, build failure, a fault while running) gives a :class:`KbProfile` with
 ``error`` set to the reason, never zeros. Results are cached under
 ``~/.cache/structcover/kb_profiles`` by the hash of (candidate, problem text, sizes, seed,
 profiler version, :data:`CACHE_VERSION`).
@@ -63,6 +63,9 @@ class KbProfile:
     profiler: str = ""
     #: Why there is no profile ("" when it is real).
     error: str = ""
+    #: Set when the candidate delegates part of its work to torch (a verdict rejects it, a
+    #: measurement does not: the torch work is in ``torch_ops``): the checks' detail.
+    delegation: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON-able form."""
@@ -171,6 +174,35 @@ def _measure_one(candidate_text: str, problem: Problem, sizes: dict[str, int], s
     return out.result, ""
 
 
+def delegation_only(candidate_text: str) -> bool:
+    """Whether library delegation is the only hard check the candidate fails.
+
+    Such a program is refused as a *kernel* answer, but it runs, and what it costs is
+    measurable: its kernels by the emulator's counters, its torch work (``.sum()`` of partial
+    sums, ``torch.mean`` in ``forward``) by the profile child's dispatch meter. Every other
+    hard failure (cached outputs, timing or stream tampering...) would make a measurement
+    misleading, so those stay unprofiled.
+    """
+    from structcover.tools.verify.hacking import hard_failures
+    from structcover.tools.verify.hacking_py import run_python_checks
+
+    try:
+        names = {r.name for r in hard_failures(run_python_checks(candidate_text))}
+    except (SyntaxError, ValueError):
+        return False
+    return names == {"no_library_delegation"}
+
+
+def _extensions(candidate_text: str) -> tuple[list[Any], str]:
+    """(the candidate's ``load_inline`` extensions, "" ) or ([], why they cannot be built)."""
+    from structcover.tools.kernelbench.candidate import UnresolvedInline, find_inline_extensions
+
+    try:
+        return find_inline_extensions(candidate_text), ""
+    except UnresolvedInline as exc:
+        return [], f"unsupported: {exc}"[:300]
+
+
 def measure(candidate_text: str, problem: Problem, *, budget: float | None = None,
             seed: int = 0, timeout_s: float = 300.0) -> KbProfile:
     """Profile ``candidate_text`` on ``problem`` at the two sizes; never raises on the candidate.
@@ -186,6 +218,12 @@ def measure(candidate_text: str, problem: Problem, *, budget: float | None = Non
                      .hexdigest()[:16], problem=problem.id, full_sizes=dict(problem.sizes),
                      sizes=sizes, profiler=profiler_version())
     exts, _flags, decided = _static(candidate_text, problem, seed)
+    if decided is not None and decided.failure == "hacking" and delegation_only(candidate_text):
+        exts, why = _extensions(candidate_text)
+        if why:
+            prof.error = why
+            return prof
+        prof.delegation, decided = decided.detail[:300], None
     if decided is not None:
         prof.error = f"{decided.failure}: {decided.detail}"[:300]
         return prof
@@ -233,7 +271,10 @@ def profile_candidate(candidate_text: str, problem: Problem, *, budget: float | 
         else None
     if path is not None and path.is_file():
         try:
-            return KbProfile.from_json(json.loads(path.read_text()))
+            cached = KbProfile.from_json(json.loads(path.read_text()))
+            # Entries refused for delegation alone before such programs were measured.
+            if not (cached.error.startswith("hacking") and delegation_only(candidate_text)):
+                return cached
         except (ValueError, TypeError):
             pass  # a torn or older entry: measure again
     prof = measure(candidate_text, problem, budget=budget, seed=seed, timeout_s=timeout_s)

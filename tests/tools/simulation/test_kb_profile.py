@@ -143,3 +143,19 @@ def test_a_zero_filled_output_is_charged_as_torch_traffic(relu, tmp_path):
     # at the DRAM peak of the default GPU; the ReLU kernel itself is modelled the same.
     extra = LAUNCH_S + 4 * (1 << 20) / gpu_spec(DEFAULT_GPU).dram_bytes_per_s
     assert fill["profile.model_time_s"] - plain["profile.model_time_s"] == pytest.approx(extra)
+
+
+def test_only_delegation_is_measured_despite_the_checks():
+    from structcover.tools.simulation.kb_profile import delegation_only
+
+    kernel = (DATA / "candidates" / "relu_cuda.py").read_text()
+    assert not delegation_only(kernel)  # nothing refused at all
+    # The same kernel with the result finished by torch in forward: delegation alone.
+    assert "return ext.relu_cuda(x.contiguous())" in kernel
+    partial = kernel.replace("return ext.relu_cuda(x.contiguous())",
+                             "return torch.sum(ext.relu_cuda(x.contiguous()))")
+    assert delegation_only(partial)
+    # Delegation plus state kept between calls: a measurement would mislead, so it stays out.
+    cached = partial.replace("return torch.sum(",
+                             "self.last = x\n        return torch.sum(")
+    assert not delegation_only(cached)
