@@ -49,6 +49,7 @@ def verify_one(row: dict[str, Any], data: Path, problems: Path, seed: int) -> di
             "split": row["split"], "equivalent": verdict.equivalent,
             "failure": verdict.failure, "detail": verdict.detail[:600],
             "max_abs_error": verdict.max_abs_error, "max_rel_error": verdict.max_rel_error,
+            "precision_ratio": verdict.precision_ratio,
             "notes": verdict.notes, "wall_s": round(wall, 2)}
 
 
@@ -89,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
         rec = verify_one(row, args.data, args.problems, args.seed)
         records.append(rec)
         mark = "ok" if rec["equivalent"] is True else f"{rec['failure']}: {rec['detail'][:200]}"
+        if rec["precision_ratio"] is not None:
+            mark += f" (precision ratio {rec['precision_ratio']:.2f})"
         print(f"[{i}/{len(rows)}] {rec['problem']} {rec['file']} ({rec['model']}) "
               f"{rec['wall_s']}s {mark}", flush=True)
         if args.out:  # written as it goes, so a long run can be polled

@@ -372,8 +372,13 @@ class Verdict(BaseModel):
     #: The emulator's fiber schedules each run went through (``forward``, ``reverse``,
     #: ``random:SEED``), as the backend ran them; empty where the backend has none.
     schedules: list[str] = Field(default_factory=list)
-    #: The tolerance rule applied to accumulated outputs (empty: flat atol/rtol).
+    #: The tolerance rule applied to accumulated outputs (empty: flat atol/rtol); on the
+    #: KernelBench CPU path, the precision rule (tools/kernelbench/precision.py).
     tolerance_rule: str = ""
+    #: KernelBench precision check: the largest ``||c - r64|| / scale`` over the outputs (the
+    #: candidate's error in units of the reference's own rounding error; the limit is in
+    #: ``tolerance_rule``). None where no precision check ran.
+    precision_ratio: float | None = None
     #: Emulator profile counters (``verify --profile``; tools/verify/profile.py): per launch,
     #: per kernel, total, normalized per output element. None when not profiled.
     profile: dict[str, Any] | None = None

@@ -10,7 +10,10 @@ Two modes, one process each, so a candidate never shares a process with the refe
     Per trial ``t``: ``torch.manual_seed(seed + t)``, ``get_inputs()`` (the problem's sizes
     replaced by the job's, which may be shrunk); the inputs go to ``in_{t}.npz`` (+ their kinds
     in ``result.json``); the reference ``Model`` (weights: seed, ``get_init_inputs()``, seed
-    again, construct, as KernelBench does) runs on them; outputs to ``out_{t}.npz``.
+    again, construct, as KernelBench does) runs on them; outputs to ``out_{t}.npz``. With
+    ``job["fp64"]`` (the CPU path) a float64 copy of the model also runs on the same inputs,
+    upcast (``out64_{t}.npz``; ``result["fp64"]`` says whether it ran and why not): the
+    precision check's yardstick (``precision.py``).
 ``candidate``
     Same seeding and construction for ``ModelNew``; inputs are *read* from the reference's
     files (the candidate cannot influence them); per trial the outputs go to ``out_{t}.npz``
@@ -260,22 +263,95 @@ def _prepare(job: dict[str, Any]) -> tuple[ModuleType, str]:
     return problem, device
 
 
+def _widened(model: Any) -> tuple[Any, str]:
+    """A float64 copy of the reference model, or (None, why not)."""
+    import copy
+
+    if not callable(getattr(model, "double", None)):
+        return None, "the reference Model has no .double()"
+    try:
+        return copy.deepcopy(model).double(), ""
+    except Exception as exc:  # noqa: BLE001 - the precision check is skipped, with the reason
+        return None, "copying the reference Model to float64 raised " + _short(exc, 200)
+
+
+def fp64_outputs(model64: Any, inputs: list[Any], outputs: list[Any],
+                 rng_state: Any) -> tuple[list[Any] | None, str]:
+    """The reference model in float64 on the same inputs (floating inputs upcast).
+
+    The random generator is set to ``rng_state`` (the state the task-dtype forward started
+    from: a forward that draws, dropout, draws the same) and restored after; tensors a forward
+    creates without a dtype are float64 meanwhile.
+
+    Returns:
+        One entry per output: the float64 tensor where the output is a floating tensor, None
+        elsewhere; or (None, why) when the run raised or its outputs do not match in count or
+        shape.
+    """
+    import torch
+
+    wide_in = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+               for x in inputs]
+    after, default = torch.get_rng_state(), torch.get_default_dtype()
+    torch.set_rng_state(rng_state)
+    try:
+        torch.set_default_dtype(torch.float64)
+        with torch.no_grad():
+            wide = _flatten(model64(*wide_in))
+    except Exception as exc:  # noqa: BLE001
+        return None, "the float64 run raised " + _short(exc, 200)
+    finally:
+        torch.set_default_dtype(default)
+        torch.set_rng_state(after)
+    if len(wide) != len(outputs):
+        return None, f"the float64 run returned {len(wide)} outputs, not {len(outputs)}"
+    found: list[Any] = []
+    for i, (o, w) in enumerate(zip(outputs, wide, strict=True)):
+        if not (isinstance(o, torch.Tensor) and o.is_floating_point()):
+            found.append(None)
+        elif not (isinstance(w, torch.Tensor) and w.is_floating_point()
+                  and tuple(w.shape) == tuple(o.shape)):
+            return None, f"the float64 run's output {i} is not a tensor of the same shape"
+        else:
+            found.append(w.detach().to("cpu", torch.float64))
+    return found, ""
+
+
+def _save_fp64(path: Path, wide: list[Any]) -> None:
+    import numpy as np
+
+    np.savez(path, **{f"a{i}": w.numpy() for i, w in enumerate(wide) if w is not None})
+
+
 def run_reference(job: dict[str, Any], folder: Path) -> dict[str, Any]:
-    """Inputs and reference outputs for every trial (module doc)."""
+    """Inputs and reference outputs for every trial (module doc); with ``job["fp64"]`` also
+    the reference in float64 on the same inputs (``out64_{t}.npz``, for the precision check)."""
     import torch
 
     problem, device = _prepare(job)
     model = _construct(problem.Model, problem, job["seed"], device)
+    # Copied before any forward: a model with state (BatchNorm's running statistics) then
+    # goes through the same calls in both precisions.
+    model64, why = _widened(model) if job.get("fp64") else (None, "")
     trials = []
     for t in range(job["trials"]):
         torch.manual_seed(job["seed"] + t)
         inputs = list(problem.get_inputs())
         in_meta = _save(folder / f"in_{t}.npz", inputs)
         inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
+        state = torch.get_rng_state()
         with torch.no_grad():
             outputs = _flatten(model(*inputs))
         trials.append({"inputs": in_meta, "outputs": _save(folder / f"out_{t}.npz", outputs)})
+        if model64 is not None:
+            wide, why = fp64_outputs(model64, inputs, outputs, state)
+            if wide is None:
+                model64 = None
+            else:
+                _save_fp64(folder / f"out64_{t}.npz", wide)
     result: dict[str, Any] = {"status": "ok", "trials": trials, "flags": [], "timing": None}
+    if job.get("fp64"):
+        result["fp64"] = {"ran": model64 is not None, "why": why}
     if job.get("time") and _gpu(job):
         result["timing"] = _time(model, inputs, job)
     return result

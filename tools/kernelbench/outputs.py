@@ -13,6 +13,10 @@ Order (the KernelBench protocol, hardened):
    ``unwritten-output`` when only a tail of the output is NaN (a skipped tail), else as
    ``uninitialised-read``. A wrong trial whose outputs repeat an earlier trial's bit for bit
    (where the reference's differ) is ``cached-output``: a result computed for other inputs.
+4. **Precision** (``precision.py``), once every trial matched: where the reference child also
+   ran the model in float64 (the CPU path), each floating output's error against that run,
+   pooled over the trials, must stay within ``PRECISION_FACTOR`` times the reference's own
+   rounding error (``precision``: computed at a lower precision than the task's).
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from structcover.tools.kernelbench.precision import judge, rule_text, squared_errors
+from structcover.tools.verify.accumulation import UNIT_ROUNDOFF
 from structcover.tools.verify.compare import compare_output
 
 __all__ = ["Outcome", "compare_runs"]
@@ -38,6 +44,10 @@ class Outcome:
     max_rel_error: float = 0.0
     first_mismatch: list[int] | None = None
     notes: list[str] = field(default_factory=list)
+    #: The largest ``||c - r64|| / scale`` over the outputs (None: no precision check ran).
+    precision_ratio: float | None = None
+    #: The precision rule applied (empty: none ran).
+    rule: str = ""
 
 
 def _arrays(path: Path) -> dict[str, np.ndarray]:
@@ -90,9 +100,45 @@ def _cached_from(t: int, cand_out: list[dict[str, np.ndarray]],
     return None
 
 
+def _precision(ref: dict[str, Any], ref_dir: Path, ref_out: list[dict[str, np.ndarray]],
+               cand_out: list[dict[str, np.ndarray]], min_precision: str | None,
+               result: Outcome) -> None:
+    """Rule 4 (module doc) into ``result``: a ``precision`` failure, or the ratio and rule."""
+    fp64 = ref.get("fp64")
+    if not fp64:
+        return  # a reference run without the float64 pass (the GPU path): the caller notes it
+    if min_precision == "any":
+        result.notes.append("no precision check: the problem allows any precision "
+                            "(MIN_PRECISION = 'any')")
+        return
+    if not fp64.get("ran"):
+        result.notes.append(f"no precision check: {fp64.get('why') or 'no float64 run'}")
+        return
+    wide = [_arrays(ref_dir / f"out64_{t}.npz") for t in range(len(ref["trials"]))]
+    ratios: list[float] = []
+    for i, meta in _tensor_meta(ref["trials"][0]["outputs"]):
+        key = f"a{i}"
+        if meta["dtype"] not in UNIT_ROUNDOFF or not all(key in w for w in wide):
+            continue  # integers compare exactly; a non-float output has no float64 run
+        sums = [squared_errors(cand_out[t][key], ref_out[t][key], wide[t][key], meta["dtype"])
+                for t in range(len(wide))]
+        pooled = (sum(s[0] for s in sums), sum(s[1] for s in sums), sum(s[2] for s in sums))
+        check = judge(f"output {i}", pooled, meta["dtype"], min_precision)
+        ratios.append(check.ratio)
+        if not check.ok:
+            result.failure, result.detail = "precision", check.detail
+            break
+    if ratios:
+        result.precision_ratio, result.rule = max(ratios), rule_text(min_precision)
+
+
 def compare_runs(ref: dict[str, Any], ref_dir: Path, cand: dict[str, Any], cand_dir: Path, *,
-                 atol: float, rtol: float, cpu_path: bool) -> Outcome:
-    """Apply the module's rules to the two children's ``result.json`` and arrays."""
+                 atol: float, rtol: float, cpu_path: bool,
+                 min_precision: str | None = None) -> Outcome:
+    """Apply the module's rules to the two children's ``result.json`` and arrays.
+
+    ``min_precision``: the problem's ``MIN_PRECISION`` (rule 4; None: the outputs' dtypes).
+    """
     ref_trials, cand_trials = ref["trials"], cand["trials"]
     if len(cand_trials) != len(ref_trials):
         return Outcome("crash", f"the candidate ran {len(cand_trials)} of {len(ref_trials)} "
@@ -141,4 +187,5 @@ def compare_runs(ref: dict[str, Any], ref_dir: Path, cand: dict[str, Any], cand_
                 result.failure, result.detail, result.first_mismatch = kind, detail, \
                     cmp.first_mismatch
                 return result
+    _precision(ref, ref_dir, ref_out, cand_out, min_precision, result)
     return result

@@ -7,7 +7,9 @@ functions read when called. Nothing here runs the file: it is parsed, so a probl
 listed, resolved and shrunk without importing torch; it runs only in the sandboxed child.
 
 Optional module-level ``ATOL``/``RTOL`` floats override the tolerance (KernelBench's default,
-``1e-2`` each, otherwise).
+``1e-2`` each, otherwise). An optional ``MIN_PRECISION`` string names the lowest precision a
+candidate may compute in (``"float16"``, ``"bfloat16"``, ..., or ``"any"``: no precision check;
+``tools/kernelbench/precision.py``); by default it is each output's own dtype.
 
 Contract: :func:`resolve_problem` turns what a rollout names (a path, or an id within the
 folder the user passes as ``--problems``: ``19``, ``19_ReLU``, ``level1/19_ReLU``) into a
@@ -26,6 +28,7 @@ from pydantic import BaseModel, Field
 
 from structcover.schema import TaskSpec, eval_size_expr
 from structcover.tools.data.text import read_source
+from structcover.tools.kernelbench.precision import PRECISIONS
 from structcover.tools.kernelbench.sizes import element_name, tuple_elements
 
 __all__ = ["DEFAULT_TOLERANCE", "Problem", "load_problem", "resolve_problem"]
@@ -48,6 +51,7 @@ class Problem(BaseModel):
         atol: Absolute tolerance.
         rtol: Relative tolerance.
         has_init_inputs: Whether the file defines ``get_init_inputs``.
+        min_precision: The file's ``MIN_PRECISION`` (None: the outputs' own dtypes).
     """
 
     path: Path
@@ -57,6 +61,7 @@ class Problem(BaseModel):
     atol: float = DEFAULT_TOLERANCE[0]
     rtol: float = DEFAULT_TOLERANCE[1]
     has_init_inputs: bool = True
+    min_precision: str | None = None
     #: Shapes of the tensors ``get_inputs`` creates, as expressions over the sizes (``["N",
     #: "N"]``); empty when they could not be read statically.
     input_shapes: list[list[str]] = Field(default_factory=list)
@@ -188,6 +193,24 @@ def _float_constant(tree: ast.Module, names: tuple[str, ...]) -> float | None:
     return None
 
 
+def _min_precision(tree: ast.Module, path: Path) -> str | None:
+    """The module-level ``MIN_PRECISION`` string, checked (None when absent).
+
+    Raises:
+        ValueError: It is not a string constant, or names no known precision.
+    """
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id ==
+                                                "MIN_PRECISION" for t in stmt.targets):
+            value = stmt.value.value if isinstance(stmt.value, ast.Constant) else None
+            if value not in PRECISIONS:
+                raise ValueError(f"problem {path}: MIN_PRECISION must be one of "
+                                 f"{', '.join(map(repr, PRECISIONS))}, got "
+                                 f"{ast.unparse(stmt.value)}")
+            return str(value)
+    return None
+
+
 def load_problem(path: Path | str, problems_dir: Path | None = None) -> Problem:
     """Parse a problem file.
 
@@ -196,8 +219,8 @@ def load_problem(path: Path | str, problems_dir: Path | None = None) -> Problem:
         problems_dir: The folder ids are relative to (the id is the stem otherwise).
 
     Raises:
-        ValueError: The file is missing, is not Python, or lacks ``Model`` or ``get_inputs``
-            (the message names the file and what is missing).
+        ValueError: The file is missing, is not Python, lacks ``Model`` or ``get_inputs``
+            (the message names the file and what is missing), or has a bad ``MIN_PRECISION``.
     """
     path = Path(path)
     if not path.is_file():
@@ -225,6 +248,7 @@ def load_problem(path: Path | str, problems_dir: Path | None = None) -> Problem:
                    atol=DEFAULT_TOLERANCE[0] if atol is None else atol,
                    rtol=DEFAULT_TOLERANCE[1] if rtol is None else rtol,
                    has_init_inputs="get_init_inputs" in defined,
+                   min_precision=_min_precision(tree, path),
                    input_shapes=_input_shapes(tree, sizes))
 
 

@@ -159,8 +159,12 @@ def _reference(problem: Problem, sizes: dict[str, int], seed: int, trials: int, 
         torch_version = importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:
         torch_version = "none"
+    # The float64 pass (the precision check's yardstick) runs on the CPU path only: the GPU
+    # path keeps the full sizes, where a float64 run would cost as much as the task.
+    fp64 = device == "cpu"
     key = hashlib.sha256(json.dumps([problem.text, sizes, seed, trials, device, time_it,
-                                     torch_version], sort_keys=True).encode()).hexdigest()[:20]
+                                     torch_version, fp64], sort_keys=True).encode()
+                         ).hexdigest()[:20]
     root = _cache_root()
     final = scratch / "reference" if time_it else root / f"ref-{key}"
     if (final / "result.json").is_file() and not time_it:
@@ -173,7 +177,7 @@ def _reference(problem: Problem, sizes: dict[str, int], seed: int, trials: int, 
     try:
         shutil.copyfile(problem.path, work / "problem.py")
         job = {"mode": "reference", "device": device, "problem_file": str(work / "problem.py"),
-               "sizes": sizes, "seed": seed, "trials": trials, "time": time_it}
+               "sizes": sizes, "seed": seed, "trials": trials, "time": time_it, "fp64": fp64}
         outcome = run_child(job, work, work / "out", device=device, timeout_s=timeout_s)
         if outcome.ok:
             try:
@@ -308,9 +312,11 @@ def conclude(candidate_text: str, problem: Problem, seed: int, ref: dict[str, An
              compiled: bool | None, notes: list[str], hacking_flags: list[str]) -> Verdict:
     """The verdict from the two children's results (``result.json`` and their arrays).
 
-    A failed candidate run is its failure; otherwise :func:`compare_runs` decides, and where
-    both children timed (the GPU path) the verdict carries the candidate's timing, the
-    speedup (reference median / candidate median) and the energy per call.
+    A failed candidate run is its failure; otherwise :func:`compare_runs` decides (the
+    precision check included, where the reference ran in float64 too: ``tolerance_rule`` and
+    ``precision_ratio`` say what it measured), and where both children timed (the GPU path)
+    the verdict carries the candidate's timing, the speedup (reference median / candidate
+    median) and the energy per call.
     """
     base: dict[str, Any] = {"backend": backend, "hacking_flags": hacking_flags,
                             "compiled": compiled}
@@ -323,11 +329,14 @@ def conclude(candidate_text: str, problem: Problem, seed: int, ref: dict[str, An
                         failure=failure, detail=str(cand.get("detail", "")), notes=notes,
                         **base)
     out = compare_runs(ref, ref_dir, cand, cand_dir, atol=problem.atol, rtol=problem.rtol,
-                       cpu_path=backend == "cpu")
+                       cpu_path=backend == "cpu", min_precision=problem.min_precision)
+    if "fp64" not in ref:
+        notes = [*notes, "no precision check: the float64 reference runs on the CPU path only"]
     verdict = _verdict(candidate_text, problem, seed, equivalent=out.failure is None,
                        failure=out.failure, detail=out.detail, max_abs_error=out.max_abs_error,
                        max_rel_error=out.max_rel_error, first_mismatch=out.first_mismatch,
-                       notes=notes + out.notes, **base)
+                       notes=notes + out.notes, tolerance_rule=out.rule,
+                       precision_ratio=out.precision_ratio, **base)
     cand_t, ref_t = cand.get("timing"), ref.get("timing")
     if cand_t and ref_t and cand_t["median_ms"] > 0:
         verdict.timing = _timing(cand_t)

@@ -87,3 +87,43 @@ def test_magnitude_guard_fails_zeros_against_a_tiny_reference(tmp_path, scale):
 def test_wrong_values(tmp_path):
     out = _runs(tmp_path, [[x * 2] for x in X], [[x * 2.1] for x in X], [[x] for x in X])
     assert out.failure == "mismatch" and out.first_mismatch is not None
+
+
+def _with_fp64(tmp_path, ref_out, cand_out, wide, min_precision=None, fp64=None):
+    """_runs with the reference's float64 pass (``out64_{t}.npz``) present."""
+    ref_dir, cand_dir = tmp_path / "ref", tmp_path / "cand"
+    in_meta = _write(ref_dir, "in", [[x] for x in X])
+    ref_meta = _write(ref_dir, "out", ref_out)
+    _write(ref_dir, "out64", wide)
+    cand_meta = _write(cand_dir, "out", cand_out)
+    _write(cand_dir, "after", [[x] for x in X])
+    ref = {"trials": [{"inputs": i, "outputs": o} for i, o in zip(in_meta, ref_meta, strict=True)],
+           "fp64": fp64 or {"ran": True, "why": ""}}
+    cand = {"trials": [{"inputs": i, "outputs": o} for i, o in zip(in_meta, cand_meta, strict=True)]}
+    return compare_runs(ref, ref_dir, cand, cand_dir, atol=1e-2, rtol=1e-2, cpu_path=True,
+                        min_precision=min_precision)
+
+
+def test_half_precision_passes_the_flat_tolerance_but_fails_the_precision_check(tmp_path):
+    wide = [[np.exp(x.astype(np.float64))] for x in X]
+    ref = [[np.exp(x)] for x in X]
+    half = [[np.exp(x).astype(np.float16).astype(np.float32)] for x in X]
+    out = _with_fp64(tmp_path, ref, half, wide)
+    assert out.failure == "precision" and "output 0" in out.detail and "float16" in out.detail
+    assert out.precision_ratio > 1000
+    honest = _with_fp64(tmp_path / "b", ref, [[np.exp(x) * np.float32(1 + 2.0 ** -23)] for x in X],
+                        wide)
+    assert honest.failure is None and honest.precision_ratio < 4
+    assert "256 * max(||r-r64||" in honest.rule
+    allowed = _with_fp64(tmp_path / "c", ref, half, wide, min_precision="float16")
+    assert allowed.failure is None and "u(float16)" in allowed.rule
+
+
+def test_no_precision_check_without_the_float64_pass(tmp_path):
+    out = _runs(tmp_path, [[x * 2] for x in X], [[(x * 2).astype(np.float16).astype(np.float32)]
+                                                 for x in X], [[x] for x in X])
+    assert out.failure is None and out.precision_ratio is None and out.rule == ""
+    failed = _with_fp64(tmp_path / "b", [[x * 2] for x in X], [[x * 2] for x in X],
+                        [[x * 2.0] for x in X], fp64={"ran": False, "why": "the float64 run raised X"})
+    assert failed.failure is None and failed.precision_ratio is None
+    assert failed.notes == ["no precision check: the float64 run raised X"]

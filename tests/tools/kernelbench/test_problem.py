@@ -20,6 +20,16 @@ def test_sizes_and_tolerance_come_from_module_constants(tmp_path):
     assert (q.atol, q.sizes, q.has_init_inputs) == (0.001, {"N": 7}, False)
 
 
+def test_min_precision_is_read_and_checked(tmp_path):
+    assert load_problem(DATA / "5_matmul.py").min_precision is None
+    f = tmp_path / "p.py"
+    f.write_text("class Model: pass\ndef get_inputs(): return []\nMIN_PRECISION = 'float16'\n")
+    assert load_problem(f).min_precision == "float16"
+    f.write_text("class Model: pass\ndef get_inputs(): return []\nMIN_PRECISION = 'half'\n")
+    with pytest.raises(ValueError, match=r"p\.py: MIN_PRECISION must be one of .*got 'half'"):
+        load_problem(f)
+
+
 @pytest.mark.parametrize("name", ["5", "5_matmul", "5_matmul.py", "kb/5", "kb/5_matmul"])
 def test_resolve_by_id_path_stem_or_number(tmp_path, name):
     (tmp_path / "kb").mkdir()

@@ -1,0 +1,52 @@
+"""Planted precision downgrade: a float32 matmul whose tiles are stored as __half (the inputs
+rounded to float16, as a tensor-core HMMA kernel would), accumulated in float. Passes
+KernelBench's flat 1e-2; fails the precision check (error ~2000x the reference's own)."""
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+SOURCE = r"""
+#include <torch/extension.h>
+#include <cuda_fp16.h>
+
+#define TILE 16
+
+__global__ void matmul_half_tiles(const float* A, const float* B, float* C, int M, int K, int N) {
+    __shared__ __half As[TILE][TILE];
+    __shared__ __half Bs[TILE][TILE];
+    int row = blockIdx.y * TILE + threadIdx.y;
+    int col = blockIdx.x * TILE + threadIdx.x;
+    float acc = 0.0f;
+    for (int k0 = 0; k0 < K; k0 += TILE) {
+        int ka = k0 + threadIdx.x, kb = k0 + threadIdx.y;
+        As[threadIdx.y][threadIdx.x] = __float2half(row < M && ka < K ? A[row * K + ka] : 0.0f);
+        Bs[threadIdx.y][threadIdx.x] = __float2half(kb < K && col < N ? B[kb * N + col] : 0.0f);
+        __syncthreads();
+        for (int k = 0; k < TILE; ++k)
+            acc += __half2float(As[threadIdx.y][k]) * __half2float(Bs[k][threadIdx.x]);
+        __syncthreads();
+    }
+    if (row < M && col < N) C[row * N + col] = acc;
+}
+
+torch::Tensor matmul(torch::Tensor A, torch::Tensor B) {
+    int M = A.size(0), K = A.size(1), N = B.size(1);
+    auto C = torch::empty({M, N}, A.options());
+    dim3 block(TILE, TILE);
+    dim3 grid((N + TILE - 1) / TILE, (M + TILE - 1) / TILE);
+    matmul_half_tiles<<<grid, block>>>(A.data_ptr<float>(), B.data_ptr<float>(),
+                                       C.data_ptr<float>(), M, K, N);
+    return C;
+}
+"""
+
+ext = load_inline(name="kb_matmul_half_tiles",
+                  cpp_sources="torch::Tensor matmul(torch::Tensor A, torch::Tensor B);",
+                  cuda_sources=SOURCE, functions=["matmul"])
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A, B):
+        return ext.matmul(A.contiguous(), B.contiguous())
