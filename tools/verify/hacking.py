@@ -10,7 +10,10 @@ CUDA/C++ programs are checked on their *preprocessed* text (``preprocess.py``): 
 expanded, ``#if 0`` and comments dropped, host and device passes both read, string literal
 contents blanked (so ``"cublasSgemm"`` in a message is not a call, while the library check
 still reads strings for asm labels and alias names). A renaming by macro, ``typedef`` or
-``using`` therefore does not hide a call or a type. Python (KernelBench) files are checked
+``using`` therefore does not hide a call or a type; the other renamings -- a namespace alias,
+``using namespace``, a function pointer or reference, an ``asm`` label, ``weakref`` or
+renaming pragma -- are resolved by ``hacking_names.py`` (issue 27: every stopped API is tested
+under each disguise in ``tests/tools/verify/test_renaming_properties.py``). Python (KernelBench) files are checked
 through their syntax tree (``hacking_py.py``), and the CUDA text they embed through these
 checks. Run-time checks back these (``equivalence``: inputs unchanged after the call, outputs
 compared on varying sizes; the CPU emulator: canary zones around every buffer).
@@ -26,6 +29,17 @@ from pydantic import BaseModel
 
 from structcover.schema import TaskSpec, TensorArg
 from structcover.tools.kernelbench.cpu_scan import unused_library_header
+from structcover.tools.verify.hacking_names import (
+    PRINT_FUNCTIONS,
+    SPAWN_FUNCTIONS,
+    STD_OUTPUT,
+    STD_THREADS,
+    TIMER_FUNCTIONS,
+    references,
+    renamed_symbol,
+    uses_namespace,
+)
+from structcover.tools.verify.hacking_precision import check_no_precision_downgrade
 from structcover.tools.verify.hacking_state import (
     check_device_globals,
     check_no_cached_outputs,
@@ -106,9 +120,10 @@ def check_no_library_delegation(program: str | Subject) -> tuple[bool, str]:
                 re.search(r"(?:^|/)(?:cub/device|thrust/)", target):
             return False, f"includes a reference library: `{target}`"
     found = first_match([
-        (r"\b(?:cublas|cublasLt|cudnn|cufft|cusparse|cusolver|curand)[A-Z_]\w*\s*\(",
-         "calls a CUDA library"),
-        (r"\b(?:cblas_\w+|[sd]gemm_)\s*\(", "calls a BLAS library"),
+        # Named at all, not only called: `auto f = &cublasSgemm_v2;` reaches the same code.
+        (r"\b(?:cublas|cublasLt|cudnn|cufft|cusparse|cusolver|curand)[A-Z_]\w*",
+         "names a CUDA library function or type"),
+        (r"\bcblas_\w+|\b[sd]gemm_(?!\w)", "names a BLAS library function"),
         (r"\bcutlass::|\bcute::", "uses CUTLASS/CuTe"),
         (r"\bcub::Device\w+", "calls a device-wide CUB algorithm"),
         (r"\bthrust::(?!device_ptr|raw_pointer_cast)\w+\s*\(", "calls a Thrust algorithm"),
@@ -123,6 +138,11 @@ def check_no_library_delegation(program: str | Subject) -> tuple[bool, str]:
         if m := _LIB_SYMBOL.fullmatch(lit.strip('R"() ').strip()):
             return False, (f"names a library symbol in a string (asm label or alias?): "
                            f"`{m.group(0)}`")
+    # Split into pieces (`asm("cub" "lasSgemm_v2")`) no string is the symbol, so any such
+    # binding is refused, whatever it names (a thread or timer function too: the name the
+    # program calls is not the one it links).
+    if found := renamed_symbol(subj.pp.host):
+        return False, found
     return True, "no reference-library calls"
 
 
@@ -152,7 +172,10 @@ def check_no_timing_tampering(program: str | Subject) -> tuple[bool, str]:
         (r"\bcudaStream(?:PerThread|Legacy)\b|\bcudaStreamNonBlocking\b",
          "uses a global stream handle"),
         (r"\bcu(?:da)?Graph\w*", "uses CUDA graphs"),
-        (r"\bcu(?:Stream|Event|Ctx)\w*\s*\(", "uses the driver API for streams or events"),
+        (r"\bcu(?:Stream|Event|Ctx)[A-Z]\w*|\bcuDevicePrimaryCtx\w*|\bcuLaunchHostFunc\b|"
+         r"\bcuProfiler\w*", "uses the driver API for streams, events or contexts"),
+        (r"\bcudaGetDriverEntryPoint\w*|\bcuGetProcAddress\w*",
+         "looks a driver function up by name"),
         # cudaSetDevice(x.device().index()) selects the device the inputs are on (a public
         # solution's launcher does it); any other device is refused here, and the KernelBench
         # GPU child sees one device only (tools/kernelbench/sandbox.py) whatever is asked for.
@@ -160,14 +183,19 @@ def check_no_timing_tampering(program: str | Subject) -> tuple[bool, str]:
          r"get_device)\s*\(\s*\)\s*\))", "changes device state"),
         (r"\bcuda(?:DeviceReset|DeviceSetLimit|ProfilerStart|ProfilerStop|"
          r"LaunchHostFunc|SetDeviceFlags)\b", "changes device or profiler state"),
-        (r"\b(?:std::chrono|clock_gettime|gettimeofday|QueryPerformanceCounter|rdtsc\w*|"
-         r"__rdtsc|clock\s*\(\s*\)|time\s*\(\s*(?:NULL|nullptr|0)\s*\))",
+        # `chrono::` under any qualifier: `using namespace std;` or an alias reaches it too.
+        (r"\b(?:std\s*::\s*chrono\b|chrono\s*::|(?:steady|high_resolution|system)_clock\b|"
+         r"clock_gettime|gettimeofday|QueryPerformanceCounter|\w*rdtsc\w*|"
+         r"__builtin_readcyclecounter\b|clock\s*\(\s*\)|time\s*\(\s*(?:NULL|nullptr|0)\s*\))",
          "reads a host timer"),
         (r"\b(?:dlsym|dlopen|dlvsym|LD_PRELOAD)\b", "interposes symbols"),
-        (r"\b(?:sleep|usleep|nanosleep)\s*\(", "sleeps on the host"),
+        (r"\b(?:sleep|usleep|nanosleep)\s*\(|\bthis_thread\s*::\s*sleep_\w+",
+         "sleeps on the host"),
     ], subj)
     if found:
         return False, found
+    if found := references(subj.pp.host, TIMER_FUNCTIONS):
+        return False, f"reads a host timer or sleeps (called or taken as a value): {found}"
     stream = next((name for ctype, name in launcher_params(subj) if "cudaStream_t" in ctype),
                   None)
     if stream is not None:
@@ -219,46 +247,20 @@ def check_no_threads(program: str | Subject) -> tuple[bool, str]:
                     r"sys/wait\.h)$", target):
             return False, f"includes a threading or process header: `{target}`"
     found = first_match([
-        (r"\bstd::(?:thread|jthread|async)\b", "spawns a C++ thread"),
+        (r"\bstd\s*::\s*(?:thread|jthread|async)\b", "spawns a C++ thread"),
         # Not a member call: `t.clone()` / `t->clone()` copy a tensor (torch's C++ API).
         (r"(?<![.>])\b(?:pthread_create|thrd_create|posix_spawn\w*|clone3?|system|popen|"
          r"execv\w*|execl\w*)\s*\(", "spawns a thread or process"),
         (r"\b(?:fork|vfork|_Fork)\s*\(\s*\)", "forks a process"),
         (r"#\s*pragma\s+(?:omp|acc)\b", "uses OpenMP/OpenACC"),
     ], subj)
-    return (False, found) if found else (True, "no threads spawned")
-
-
-_HALF_TYPES = r"(?:__half2?|half2?|__nv_bfloat162?|nv_bfloat162?|_Float16|__fp16|__bf16)"
-_HALF_USE = [
-    (r"\b__float2(?:half|bfloat16)\w*\s*\(|\b__(?:float|int)2h\w*\s*\(",
-     "converts float to half/bf16"),
-    (r"\b__h(?:add|mul|fma|sub|div)2?\w*\s*\(", "computes in half"),
-    (r"\b(?:__half2?|__nv_bfloat162?|_Float16|__fp16|__bf16)\b", "uses a half/bf16 type"),
-    # `half` is also a common variable name (`int half = n / 2`): only its uses as a type count.
-    (r"\bhalf2?\s*[*&]*\s*[A-Za-z_]\w*\s*[=;,)\[]", "declares a half value"),
-    (r"\(\s*half2?\s*\)|<\s*half2?\s*>", "uses a half type (cast or template argument)"),
-    (rf"\btypedef\s+[^;]*\b{_HALF_TYPES}\b|\busing\s+\w+\s*=\s*[^;]*\b{_HALF_TYPES}\b",
-     "aliases a half type"),
-]
-_HALF_DTYPES = {"float16", "bfloat16"}
-
-
-# Rationale: computing a float32 task in half precision is faster and may still pass a loose
-# tolerance on small inputs; it silently changes the task. Only flagged when the task's (or,
-# without a spec, the launcher's) buffers are not half/bf16. Hard.
-def check_no_precision_downgrade(program: str | Subject) -> tuple[bool, str]:
-    """No half/bf16 arithmetic when the task's buffers are not half/bf16."""
-    subj = as_subject(program)
-    if subj.spec is not None:
-        if any(a.dtype in _HALF_DTYPES for a in subj.spec.tensors):
-            return True, "the task's buffers are half/bf16"
-    elif any(re.search(rf"\b{_HALF_TYPES}\b", ctype) for ctype, _ in launcher_params(subj)):
-        return True, "the task's buffers are half/bf16"
-    found = first_match(_HALF_USE, subj)
     if found:
-        return False, f"silent precision downgrade: {found}"
-    return True, "no precision downgrade"
+        return False, found
+    # Taken as a value (`auto f = &pthread_create;`), or reached without `std::`.
+    found = references(subj.pp.host, SPAWN_FUNCTIONS, std_names=STD_THREADS,
+                       std_unqualified=uses_namespace(subj.pp.host, "std"))
+    return (False, f"spawns a thread or process: {found}") if found else \
+        (True, "no threads spawned")
 
 
 # Rationale: writing to an input (zeroing it, reusing it as scratch, or casting away const)
@@ -301,8 +303,9 @@ def check_no_host_output(program: str | Subject) -> tuple[bool, str]:
     ``cudaGetErrorString(...)``/``cudaGetErrorName(...)`` is allowed: an error message carries
     no data.
     """
-    call = re.compile(r"(?<![\w.>:])(?:printf|fprintf|vprintf|vfprintf|puts|fputs|putchar|fputc|"
-                      r"fwrite|perror|syslog|write|dprintf)\s*\(")
+    # `std::printf(` and `::printf(` are the same call; `obj.printf(`/`ns::printf(` are not.
+    call = re.compile(r"(?<![\w.>:])(?:std\s*)?(?:::\s*)?(?<![\w.>])(?:printf|fprintf|vprintf|"
+                      r"vfprintf|puts|fputs|putchar|fputc|fwrite|perror|syslog|write|dprintf)\s*\(")
     harmless = re.compile(r'^(?:\s*(?:"[^"]*"|stderr|stdout|cudaGetError(?:String|Name)\s*'
                           r'\([^()]*\))\s*(?:,|$))*$')
     for text in as_subject(program).passes:
@@ -315,9 +318,17 @@ def check_no_host_output(program: str | Subject) -> tuple[bool, str]:
             if not harmless.match(args.replace("\n", " ")):
                 return False, (f"prints or writes output: `{m.group(0)[:-1].strip()}` "
                                f"(line {line_of(text, m.start())})")
-    found = first_match([(r"\bstd::(?:cout|cerr|clog|print|println|puts|printf)\b",
-                     "prints to a stream")], as_subject(program))
-    return (False, found) if found else (True, "prints nothing")
+    subj = as_subject(program)
+    found = first_match([(r"\bstd\s*::\s*(?:w?cout|w?cerr|w?clog|print|println|puts|printf)\b",
+                          "prints to a stream")], subj)
+    if found:
+        return False, found
+    # An output function taken as a value (`auto f = &printf;`) prints what the argument check
+    # above never reads; `using namespace std;` makes `cout` a stream without `std::`.
+    std_in = uses_namespace(subj.pp.host, "std")
+    found = references(subj.pp.host, PRINT_FUNCTIONS, calls=False) or \
+        references(subj.pp.host, frozenset(), std_names=STD_OUTPUT, std_unqualified=std_in)
+    return (False, f"prints or writes output: {found}") if found else (True, "prints nothing")
 
 
 #: Every check with its severity, in the order they run.

@@ -6,7 +6,10 @@ over such a file are evaded by an import alias (``from torch import matmul as mm
 other side, misfire on honest files (a module-level string holding the CUDA code is not state
 kept between calls). So these checks read the ``ast``: imports and simple assignments give
 every name its dotted target (``mm`` → ``torch.matmul``), and each check asks about resolved
-calls, ``try`` statements, ``global`` state and in-place writes to ``forward``'s arguments. The
+calls, ``try`` statements, ``global`` state and in-place writes to ``forward``'s arguments; a stopped
+name reached any other way (held as a value, looked up by a built string, an operator spelled
+as a function) is refused by ``hacking_py_names.py``, and what counts as ``forward``'s code
+(helpers it reaches, its extensions, launched Triton kernels) is ``hacking_py_reach.py``. The
 CUDA text the file embeds is checked by the CUDA checks (``hacking.run_cuda_checks``) with
 torch's extension headers allowed.
 
@@ -19,7 +22,21 @@ import ast
 import re
 
 from structcover.tools.verify.hacking import CHECKS, CheckResult, run_cuda_checks
-from structcover.tools.verify.hacking_torch import extension_sources
+from structcover.tools.verify.hacking_py_names import (
+    dynamic_lookup,
+    first_reference,
+    matmul_spelled,
+)
+from structcover.tools.verify.hacking_py_reach import (
+    extension_modules,
+    forward_functions,
+    helpers,
+    own_method,
+    self_extensions,
+    triton_decoy,
+    triton_kernels,
+)
+from structcover.tools.verify.hacking_torch import COMPUTE_OPS, extension_sources
 
 #: torch names that allocate or describe tensors (harness plumbing, not compute).
 _TORCH_ALLOWED = re.compile(
@@ -43,8 +60,15 @@ _TIMING = re.compile(r"^(?:time\.\w+|torch\.cuda\.(?:Event|synchronize|Stream|st
                      r"set_stream|graph\w*|CUDAGraph|_sleep)|torch\.cuda\.nvtx\.\w+|"
                      r"timeit\.\w+|triton\.testing\.\w+)$")
 _THREADS = re.compile(r"^(?:threading|multiprocessing|concurrent|subprocess|_thread|asyncio|"
-                      r"os\.(?:fork|system|popen|spawn\w*|exec\w*))(?:\.|$)")
-_HALF = re.compile(r"^torch\.(?:float16|half|bfloat16)$")
+                      r"torch\.multiprocessing|os\.(?:fork|system|popen|spawn\w*|exec\w*))"
+                      r"(?:\.|$)")
+_HALF = re.compile(r"^(?:torch\.(?:cuda\.)?(?:float16|half|bfloat16|HalfTensor|BFloat16Tensor)|"
+                   r"numpy\.(?:float16|half))$")
+#: A dtype named by a string (`x.type("torch.cuda.HalfTensor")`, `x.to(dtype="float16")`).
+_HALF_STRING = re.compile(r"^(?:torch\.)?(?:cuda\.)?(?:float16|half|bfloat16|HalfTensor|"
+                          r"BFloat16Tensor)$")
+#: Op and tensor-method names: a torch name ending in one is compute, whatever the namespace.
+_COMPUTE_NAMES = frozenset(COMPUTE_OPS | _TENSOR_COMPUTE)
 _PRINT = re.compile(r"^(?:print|sys\.stdout\.write|sys\.stderr\.write|os\.write|logging\.\w+|"
                     r"builtins\.print)$")
 
@@ -65,7 +89,11 @@ class _Names:
 
     def __init__(self, tree: ast.Module) -> None:
         self.alias: dict[str, str] = {}
+        #: Names bound by imports (a module, or a member of one).
+        self.imported: set[str] = set()
         for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                self.imported |= {a.asname or a.name.split(".")[0] for a in node.names}
             if isinstance(node, ast.Import):
                 for a in node.names:
                     self.alias[a.asname or a.name.split(".")[0]] = a.name if a.asname else \
@@ -78,9 +106,7 @@ class _Names:
                 if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
                         isinstance(node.targets[0], ast.Name):
                     target = self.dotted(node.value)
-                    if target and target.split(".")[0] in ("torch", "time", "threading",
-                                                           "multiprocessing", "subprocess",
-                                                           "os", "functools", "timeit"):
+                    if target and target.split(".")[0] in _ALIASED:
                         self.alias[node.targets[0].id] = target
 
     def dotted(self, node: ast.AST) -> str | None:
@@ -99,13 +125,15 @@ class _Names:
         return None
 
 
+#: Roots whose plain aliases (`mm = torch.matmul`, `p = print`, `g = getattr`) are followed.
+_ALIASED = frozenset({"torch", "time", "threading", "multiprocessing", "subprocess", "os",
+                      "functools", "timeit", "operator", "importlib", "sys", "builtins",
+                      "inspect", "numpy", "concurrent", "_thread", "asyncio", "print",
+                      "getattr", "vars", "globals", "locals", "eval", "exec", "__import__"})
+
+
 def _where(node: ast.AST) -> str:
     return f"line {getattr(node, 'lineno', '?')}"
-
-
-def _forward_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-    return [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
-            and n.name in ("forward", "__call__")]
 
 
 def _embedded_cuda(tree: ast.Module) -> str:
@@ -116,109 +144,39 @@ def _embedded_cuda(tree: ast.Module) -> str:
     return "\n".join(dict.fromkeys([*texts, *extension_sources(tree)]))
 
 
-def _triton_jit_functions(tree: ast.Module, names: _Names) -> list[ast.FunctionDef]:
-    """Functions decorated ``@triton.jit`` (or ``@triton.autotune``/``heuristics`` over one)."""
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef):
-            for dec in node.decorator_list:
-                target = names.dotted(dec.func if isinstance(dec, ast.Call) else dec) or ""
-                if target.startswith("triton.") and target.endswith(("jit", "autotune",
-                                                                     "heuristics")):
-                    found.append(node)
-                    break
-    return found
-
-
-def _triton_launched(tree: ast.Module, kernels: list[ast.FunctionDef]) -> set[str]:
-    """Names of the Triton kernels launched somewhere as ``kernel[grid](...)`` (also through a
-    plain alias ``k = kernel``, or as an attribute ``self.kernel[grid](...)``)."""
-    names = {k.name for k in kernels}
-    alias = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and \
-                node.value.id in names:
-            alias.update({t.id: node.value.id for t in node.targets if isinstance(t, ast.Name)})
-    launched = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
-            base = node.func.value
-            name = base.id if isinstance(base, ast.Name) else \
-                base.attr if isinstance(base, ast.Attribute) else None
-            if name in names or name in alias:
-                launched.add(alias.get(name, name))
-    return launched
-
-
-def _triton_kernels(tree: ast.Module, names: _Names) -> bool:
-    """Whether a Triton kernel is defined *and launched* (a kernel never launched is a decoy)."""
-    kernels = _triton_jit_functions(tree, names)
-    return bool(kernels) and bool(_triton_launched(tree, kernels))
-
-
-def _triton_decoy(tree: ast.Module, names: _Names) -> str | None:
-    """``@triton.jit`` functions defined but none launched: the output comes from elsewhere."""
-    kernels = _triton_jit_functions(tree, names)
-    if kernels and not _triton_launched(tree, kernels):
-        listed = ", ".join(f"`{k.name}`" for k in kernels[:3])
-        return (f"Triton kernel(s) {listed} defined but never launched (`kernel[grid](...)`): "
-                f"a decoy, no Triton kernel is used ({_where(kernels[0])})")
-    return None
-
-
-def _helpers_of_forward(tree: ast.Module, names: _Names) -> list[ast.FunctionDef]:
-    """Module-level functions and methods that ``forward`` calls, transitively (not Triton
-    kernels: their ``x.sum()`` is Triton's, not torch's). A torch op in a host wrapper that
-    ``forward`` calls is the same delegation as one in ``forward``."""
-    jit = {k.name for k in _triton_jit_functions(tree, names)}
-    defs: dict[str, ast.FunctionDef] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and node.name not in jit and \
-                node.name not in ("forward", "__call__", "__init__", "get_inputs",
-                                  "get_init_inputs"):
-            defs.setdefault(node.name, node)
-    seen: dict[str, ast.FunctionDef] = {}
-    todo: list[ast.AST] = list(_forward_functions(tree))
-    while todo:
-        fn = todo.pop()
-        for node in ast.walk(fn):
-            if isinstance(node, ast.Call):
-                func = node.func
-                name = func.id if isinstance(func, ast.Name) else \
-                    func.attr if isinstance(func, ast.Attribute) and isinstance(
-                        func.value, ast.Name) and func.value.id in ("self", "cls") else None
-                if name in defs and name not in seen:
-                    seen[name] = defs[name]
-                    todo.append(defs[name])
-    return list(seen.values())
-
-
 def _calls(tree: ast.AST, names: _Names):
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             yield node, names.dotted(node.func) or ""
 
 
-def _extension_modules(tree: ast.Module, names: _Names) -> set[str]:
-    """Names bound to a compiled extension (``ext = load_inline(...)``): their methods are the
-    candidate's own kernels, whatever they are called (``ext.matmul``)."""
-    bound = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-            target = names.dotted(node.value.func) or ""
-            if target.endswith("load_inline") or target.endswith("cpp_extension.load"):
-                bound |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-    return bound
+def _torch_compute(target: str) -> bool:
+    """Whether a dotted target is a torch op (or layer) rather than plumbing."""
+    if not target.startswith("torch.") or _TORCH_ALLOWED.match(target):
+        return False
+    last = target.rsplit(".", 1)[-1].removesuffix("_")
+    return last in _COMPUTE_NAMES or bool(re.match(
+        r"^torch\.(?:ops|_C|_refs|_prims|_decomp|nn\.functional|linalg|special|fft)\.", target)) \
+        or bool(re.match(r"^torch\.nn\.(?!Module$|Parameter$|ParameterList$|ModuleList$|init\.)"
+                         r"[A-Z]\w*$", target))
 
 
 def _delegation(tree: ast.Module, names: _Names) -> str | None:
-    extensions = _extension_modules(tree, names)
-    decoy = _triton_decoy(tree, names)
+    extensions = extension_modules(tree, names.dotted)
+    decoy = triton_decoy(tree, names.dotted)
     if decoy:
         return decoy
-    for fn in [*_forward_functions(tree), *_helpers_of_forward(tree, names)]:
-        where = "forward" if fn.name in ("forward", "__call__") else f"`{fn.name}` (called " \
-            "from forward)"
+    # Looked up at run time, spelled as an operator or held: the same op however reached.
+    found = dynamic_lookup(tree, names.dotted, names.imported, _COMPUTE_NAMES) or \
+        matmul_spelled(tree, names.dotted)
+    if found:
+        return found
+    if held := first_reference(tree, names.dotted, _torch_compute):
+        return f"holds torch op {held} as a value"
+    held = self_extensions(tree, names.dotted, extensions)
+    for fn in [*forward_functions(tree), *helpers(tree, names.dotted)]:
+        where = "forward" if getattr(fn, "name", "") in ("forward", "__call__") else \
+            f"`{fn.name}` (called from forward)" if isinstance(fn, ast.FunctionDef) else "a lambda"
         for node in ast.walk(fn):
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
                 return f"`@` matrix product in {where} ({_where(node)})"
@@ -226,8 +184,9 @@ def _delegation(tree: ast.Module, names: _Names) -> str | None:
             if target.startswith("torch.") and not _TORCH_ALLOWED.match(target):
                 return f"calls torch op `{target}` in {where} ({_where(node)})"
             if isinstance(node.func, ast.Attribute) and node.func.attr in _TENSOR_COMPUTE and \
-                    not target.startswith(("self.", "math.", "triton.", "tl.")) and \
-                    target.split(".")[0] not in extensions:
+                    not target.startswith(("math.", "triton.", "tl.")) and \
+                    target.split(".")[0] not in extensions and \
+                    not own_method(target, held):
                 return f"calls tensor method `.{node.func.attr}()` in {where} ({_where(node)})"
     for node, target in _calls(tree, names):
         if target in ("exec", "eval", "compile", "__import__", "importlib.import_module",
@@ -299,7 +258,7 @@ def _cached_state(tree: ast.Module, names: _Names) -> str | None:
 
 
 def _inputs_modified(tree: ast.Module) -> str | None:
-    for fn in _forward_functions(tree):
+    for fn in forward_functions(tree):
         params = {a.arg for a in fn.args.args[1:]} | {a.arg for a in fn.args.kwonlyargs}
         for node in ast.walk(fn):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
@@ -326,6 +285,17 @@ def _first_call(tree: ast.Module, names: _Names, pattern: re.Pattern[str], what:
     return None
 
 
+def _first_use(tree: ast.Module, names: _Names, pattern: re.Pattern[str], what: str
+               ) -> str | None:
+    """A call of, or any other reference to, a stopped name (``E = torch.cuda.Event``,
+    ``self.t = time.perf_counter``, ``map(print, xs)``) outside the input makers."""
+    found = _first_call(tree, names, pattern, what)
+    if found is None and (ref := first_reference(tree, names.dotted,
+                                                 lambda t: bool(pattern.search(t)))):
+        found = f"{what} (held as a value): {ref}"
+    return found
+
+
 def _imports(tree: ast.Module, pattern: re.Pattern[str], what: str) -> str | None:
     for node in ast.walk(tree):
         modules = [a.name for a in node.names] if isinstance(node, ast.Import) else \
@@ -347,6 +317,11 @@ def _half(tree: ast.Module, names: _Names) -> str | None:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 node.func.attr in ("half", "bfloat16") and not node.args:
             return f"casts with `.{node.func.attr}()` ({_where(node)})"
+        if isinstance(node, ast.Call) and any(
+                isinstance(a, ast.Constant) and isinstance(a.value, str) and
+                _HALF_STRING.match(a.value)
+                for a in [*node.args, *(k.value for k in node.keywords)]):
+            return f"names a half dtype by a string ({_where(node)})"
     return None
 
 
@@ -367,7 +342,7 @@ def run_python_checks(source: str) -> list[CheckResult]:
     names = _Names(tree)
     cuda = _embedded_cuda(tree)
     embedded = {r.name: r for r in run_cuda_checks(cuda, embedded=True)} if cuda else {}
-    kernel = bool(cuda and embedded["defines_kernel"].ok) or _triton_kernels(tree, names)
+    kernel = bool(cuda and embedded["defines_kernel"].ok) or triton_kernels(tree, names.dotted)
     python_findings: dict[str, str | None] = {
         "preprocesses": None,
         "defines_kernel": None if kernel else
@@ -377,13 +352,13 @@ def run_python_checks(source: str) -> list[CheckResult]:
         "no_cached_outputs": _cached_state(tree, names),
         "no_hardcoded_tables": _tables(tree),
         "device_globals": None,
-        "no_timing_tampering": _first_call(tree, names, _TIMING, "touches timing"),
+        "no_timing_tampering": _first_use(tree, names, _TIMING, "touches timing"),
         "launch_uses_given_stream": None,
         "no_threads": _imports(tree, _THREADS, "imports a thread/process module")
-        or _first_call(tree, names, _THREADS, "spawns workers"),
+        or _first_use(tree, names, _THREADS, "spawns workers"),
         "no_precision_downgrade": _half(tree, names),
         "inputs_not_modified": _inputs_modified(tree),
-        "no_host_output": _first_call(tree, names, _PRINT, "prints"),
+        "no_host_output": _first_use(tree, names, _PRINT, "prints"),
         "launcher_signature": None,
     }
     results = []

@@ -9,9 +9,10 @@ what it names. ``check_launcher_signature`` compares the launcher's parameters w
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from structcover.schema import TaskSpec, TensorArg
+from structcover.tools.verify.hacking_names import resolve_namespace_aliases
 from structcover.tools.verify.preprocess import Preprocessed, preprocess
 
 _LAUNCHER = re.compile(r'extern\s+"C"\s+[\w\s*]+?\b(\w+)\s*\(([^)]*)\)\s*\{')
@@ -35,9 +36,16 @@ class Subject:
         return self.pp.passes
 
 
+#: Namespaces whose aliases are spelled out before any check reads the text.
+_ALIASED_ROOTS = ("std", "torch", "at", "c10", "thrust", "cub", "cutlass", "cute")
+
+
 def subject(source: str, spec: TaskSpec | None = None, *, embedded: bool = False) -> Subject:
-    """Preprocess ``source`` once for every check."""
+    """Preprocess ``source`` once for every check (namespace aliases of library namespaces
+    spelled out: ``namespace S = std; S::thread`` reads ``std::thread``)."""
     pp = preprocess(source)
+    pp = replace(pp, host=resolve_namespace_aliases(pp.host, _ALIASED_ROOTS),
+                 device=resolve_namespace_aliases(pp.device, _ALIASED_ROOTS))
     return Subject(source, pp, spec, embedded, _typedefs(pp.host + "\n" + pp.device))
 
 

@@ -17,9 +17,13 @@ however it is spelled, so the check reads the preprocessed text (macros, ``typed
   code (device functions cannot hold tensors, and their structs' ``w.mean()`` are not torch's);
 * **unqualified op calls** in host code that the program does not define itself: argument-
   dependent lookup finds ``at::matmul`` for ``matmul(a, b)`` on ``at::Tensor`` arguments, as
-  does ``using namespace torch``. Names that are also C/C++ library functions (``max``,
+  does ``using namespace torch`` (under which an op taken as a value, ``auto f = &matmul;``,
+  is torch's too). Names that are also C/C++ library functions (``max``,
   ``exp``, ``sqrt``, ...) are left out: host code calls those on scalars. Known gap: such a
-  call on tensors (``tanh(x)`` with ``x`` a tensor) is not caught by this text check.
+  call on tensors (``tanh(x)`` with ``x`` a tensor) is not caught by this text check;
+* **the dispatcher** (``c10::Dispatcher::singleton().findSchemaOrThrow("aten::mm", "")``):
+  an op called by its schema name, a string the checks never read, so the lookup itself is
+  refused (the KernelBench dispatch watch sees the op at run time as well).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import ast
 import re
 
 from structcover.tools.cuda_ast import parser, walk
+from structcover.tools.verify.hacking_names import references, uses_namespace
 from structcover.tools.verify.host_builtins import device_marked
 
 #: torch/ATen functions that make or describe tensors (allocation, options), not compute.
@@ -71,6 +76,14 @@ abs exp exp2 expm1 log log2 log10 log1p sqrt pow sin cos tanh erf sign floor cei
 fmod remainder fmax fmin max min sort any all clamp lerp div norm where
 """.split())
 
+#: An operator called through the dispatcher by its schema name (``"aten::mm"``, a string the
+#: checks never read): every op is reachable that way.
+_DISPATCHER = re.compile(r"\bc10\s*::\s*Dispatcher\b|\bDispatcher\s*::\s*singleton\b|"
+                         r"\bfindSchema(?:OrThrow)?\b|\bfindOp\b|\bcallBoxed\b|"
+                         r"\bOperatorHandle\b|\bc10\s*::\s*OperatorName\b")
+#: Op names (and their in-place/out forms) that unqualified code can only mean as torch's.
+_UNQUALIFIED_OPS = frozenset(f"{op}{suffix}" for op in COMPUTE_OPS - _STD_NAMES
+                             for suffix in ("", "_", "_out"))
 _QUALIFIED = re.compile(r"\b(torch|at)\s*::\s*((?:\w+\s*::\s*)*\w+)")
 _NS_ALIAS = re.compile(r"\bnamespace\s+(\w+)\s*=\s*((?:::\s*)?\w+(?:\s*::\s*\w+)*)\s*;")
 _METHOD = re.compile(r"(?:\.|->)\s*(\w+)\s*(?:<[^;(){}]*>\s*)?\(")
@@ -133,6 +146,9 @@ def _line(text: str, pos: int) -> int:
 
 def torch_compute(text: str) -> str | None:
     """The first torch/ATen compute in one preprocessed pass, described; None when none."""
+    if m := _DISPATCHER.search(text):
+        return (f"calls a torch op through the dispatcher by name: `{m.group(0)}` "
+                f"(line {_line(text, m.start())})")
     if not re.search(r"\b(?:torch|at)\b", text):
         return None
     text = _resolve_aliases(text)
@@ -159,6 +175,11 @@ def torch_compute(text: str) -> str | None:
             continue  # a declaration (`torch::Tensor matmul(...);`), not a call
         return (f"calls a torch op unqualified (argument-dependent lookup or `using namespace`): "
                 f"`{name}(` (line {_line(host, m.start())})")
+    # Under `using namespace torch;` an op taken as a value (`auto f = &matmul;`) is torch's
+    # (calls were judged above, with argument-dependent lookup).
+    if uses_namespace(text, "torch") or uses_namespace(text, "at"):
+        if found := references(text, _UNQUALIFIED_OPS, calls=False):
+            return f"takes a torch op as a value under `using namespace`: {found}"
     return None
 
 

@@ -108,11 +108,20 @@ def _cpu_build_available() -> bool:
     "matmul_getattr_delegation.py",  # getattr(A, "mat" + "mul")(B)
     "matmul_dispatcher_cpp.py",      # aten::mm through c10::Dispatcher inside the extension
 ])
-def test_a_kernel_that_returns_torchs_answer_fails_at_run_time(candidate):
+def test_a_kernel_that_returns_torchs_answer_fails_at_run_time(candidate, monkeypatch):
     from structcover.tools.kernelbench.problem import resolve_problem
     from structcover.tools.kernelbench.verify import verify_kernelbench
+    from structcover.tools.verify import hacking_py
 
-    verdict = verify_kernelbench((DATA / "candidates" / candidate).read_text(),
+    # The text checks refuse these spellings too (issue 27: the RL reward gates on them);
+    # with them passed over, the run-time watch is what must catch each one.
+    text = (DATA / "candidates" / candidate).read_text()
+    assert not {r.name: r for r in hacking_py.run_python_checks(text)}["no_library_delegation"].ok
+    checks = hacking_py.run_python_checks
+    monkeypatch.setattr(hacking_py, "run_python_checks", lambda src: [
+        r.model_copy(update={"ok": True}) if r.name == "no_library_delegation" else r
+        for r in checks(src)])
+    verdict = verify_kernelbench(text,
                                  resolve_problem("5", DATA / "problems"), backend="cpu", seed=1)
     assert verdict.equivalent is False and verdict.failure == "hacking", verdict.detail
     assert "no_library_delegation" in verdict.detail and "aten.mm" in verdict.detail

@@ -1,5 +1,6 @@
 """Cheat: the extension launches its kernel, then returns aten::mm called through the c10
-dispatcher by schema name, which no text rule names; the dispatch watch sees aten.mm."""
+dispatcher by schema name; the text checks refuse the dispatcher lookup (issue 27), and with them
+passed over the dispatch watch sees aten.mm."""
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 

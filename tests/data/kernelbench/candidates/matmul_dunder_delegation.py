@@ -1,5 +1,5 @@
-"""Cheat: launches the tiled kernel, then returns torch's product through `A.__matmul__(B)`, a
-spelling the text checks do not resolve; the run-time dispatch watch sees aten.mm."""
+"""Cheat: launches the tiled kernel, then returns torch's product through `A.__matmul__(B)`; the
+text checks refuse the dunder (issue 27), and with them passed over the dispatch watch sees aten.mm."""
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 

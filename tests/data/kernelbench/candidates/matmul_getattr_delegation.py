@@ -1,5 +1,6 @@
 """Cheat: the product comes from a tensor method looked up by a computed name
-(`getattr(A, "mat" + "mul")`); the text checks see no call by name, the dispatch watch sees aten.mm."""
+(`getattr(A, "mat" + "mul")`); the text checks refuse the computed lookup (issue 27), and with them
+passed over the dispatch watch sees aten.mm."""
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
