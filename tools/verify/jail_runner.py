@@ -101,21 +101,31 @@ def runner_executable(kinds: list[int], cache_dir: Path, cxx: str,
 
 
 def encode_job(kinds: list[int], schedules: list[str], workers: int, timeout_s: float,
-               sets: list[tuple[dict[int, np.ndarray], dict[int, float | int]]]) -> bytes:
+               sets: list[tuple[dict[int, np.ndarray], dict[int, float | int]]], *,
+               fault_run: bool = False) -> bytes:
     """The runner's job stream: header, then per set each argument's bytes or value.
+
+    Args:
+        kinds: Argument kind codes (:func:`arg_kinds`).
+        schedules: Fiber schedules, each run on every set.
+        workers: Worker threads (0 = one per core).
+        timeout_s: Per set, all schedules together.
+        sets: Per input set, tensors and scalar values by argument index.
+        fault_run: After every set ran clean, one more run on the last set in which every
+            kernel launch fails (the runner's last record; see ``jailed_cpu``).
 
     Raises:
         ValueError: A schedule name is not ``forward``, ``reverse`` or ``random:SEED``.
     """
     buf = io.BytesIO()
-    buf.write(b"SCJ1" + struct.pack("<I", len(kinds)) + bytes(kinds))
+    buf.write(b"SCJ2" + struct.pack("<I", len(kinds)) + bytes(kinds))
     buf.write(struct.pack("<I", len(schedules)))
     for schedule in schedules:
         name, _, seed = schedule.partition(":")
         if name not in _SCHEDULE_KINDS:
             raise ValueError(f"schedule {schedule!r}: expected forward, reverse or random:SEED")
         buf.write(struct.pack("<iQ", _SCHEDULE_KINDS[name], int(seed or 1)))
-    buf.write(struct.pack("<idI", workers, timeout_s, len(sets)))
+    buf.write(struct.pack("<idBI", workers, timeout_s, fault_run, len(sets)))
     for tensors, scalars in sets:
         for i, kind in enumerate(kinds):
             if kind == 0:

@@ -5,6 +5,13 @@ race comparison and messages), but nothing untrusted runs in a Python process: t
 is compiled by g++ inside bubblewrap (``emulator.build_library``), and its library is loaded
 only by ``sc_runner`` inside bubblewrap, under the runner's seccomp allow-list. Arrays cross
 by file descriptors (:mod:`jail_runner`).
+
+After every input set ran clean, the runner makes one fault-injection run on the last set:
+every kernel launch fails as a GPU fails one it has no resources for (not sticky, like the real
+error). Whatever an honest program does then (return the error, exit, retry) is ignored; host
+code touching a device buffer there is a ``crash``, as in any run. So a fallback that computes
+the outputs on the host when a launch fails -- a path the normal runs never take -- is seen by
+what it does, not by how it is spelled (``hacking.check_no_fallback`` reads the text).
 """
 
 from __future__ import annotations
@@ -116,9 +123,10 @@ def _run(source: str, spec: TaskSpec, inputs_batch: list[dict[str, np.ndarray]],
     runner = runner_executable(kinds, cache, cxx, _compiler_id(cxx))
     scalars = scalar_values(spec, cb._scalar_values(spec, sizes))
     names = [a.name for a in spec.args]
+    # A profile build measures the normal runs only: no fault-injection run there.
     job = encode_job(kinds, list(schedules), workers, timeout_s,
                      [({i: arrays[n] for i, n in enumerate(names) if n in arrays}, scalars)
-                      for arrays in sets])
+                      for arrays in sets], fault_run=not profile)
     # The result file holds every tensor once per schedule run: size its limit from the job.
     result_mb = len(job) * len(schedules) // (1 << 20) + 64
     limits = JailLimits(timeout_s=timeout_s * len(sets) + GRACE_S,
@@ -135,6 +143,9 @@ def _run(source: str, spec: TaskSpec, inputs_batch: list[dict[str, np.ndarray]],
         return [_result("compile-error", detail=f"no extern \"C\" launcher `{spec.launcher}`")], [], []
     records = report.records if report is not None else []
     results = _results(spec, sets, list(schedules), records, timeout_s)
+    fault = _fault_finding(spec, records, len(sets) * len(schedules), results, len(sets))
+    if fault is not None:
+        results[-1] = fault
     if not results or (results[-1].status == "ok" and len(results) < len(sets)):
         results.append(_died(jailed))
     for result in results:
@@ -213,6 +224,42 @@ def _one(spec: TaskSpec, arrays: dict[str, np.ndarray], schedule: str, first: bo
     outputs = {a.name: after_all[a.name] for a in tensors if a.role != "input"}
     after = {a.name: after_all[a.name] for a in tensors if a.role != "output"}
     return outputs, after
+
+
+#: What the runtime says when host code touched a device buffer (sc_devmem.cpp).
+_HOST_ACCESS = "host code read or wrote "
+
+
+def _fault_finding(spec: TaskSpec, records: list[Record], normal: int,
+                   results: list[RunResult], nsets: int) -> RunResult | None:
+    """The verdict of the fault-injection run, when it found something; else None.
+
+    Only host code touching a device buffer counts: on a GPU that is an invalid access in any
+    run, so no honest program does it, failed launch or not. Anything else an error path does
+    (an error code, no outputs, an exit, a hang cut by the wall clock: then no record) is not
+    judged. The run exists only when every normal run was clean (the runner's last record).
+
+    Args:
+        spec: The task (buffer names for the message).
+        records: Every record the runner wrote.
+        normal: How many records the normal runs wrote (sets x schedules).
+        results: The normal runs' results.
+        nsets: Input sets in the job.
+
+    Returns:
+        A ``crash`` result for the last set, or None.
+    """
+    if len(records) <= normal or len(results) != nsets or any(r.status != "ok" for r in results):
+        return None
+    rec = records[normal]
+    if STATUS_NAMES.get(rec.code) != "crash" or _HOST_ACCESS not in rec.detail:
+        return None
+    detail = rec.detail
+    for k, arg in enumerate(a for a in spec.args if isinstance(a, TensorArg)):
+        detail = detail.replace(f"device allocation #{k} ", f"buffer `{arg.name}` ")
+    return _result("crash", detail="fault-injection run (every kernel launch refused as out of "
+                                   f"resources): {detail}: a host path taken when a launch "
+                                   "fails computes with device buffers (a host fallback)")
 
 
 def _died(jailed: JailResult) -> RunResult:

@@ -4,14 +4,21 @@ They run through ``jailed_cpu.run_many`` directly, past the host policy (which i
 early, friendly refusal) and with the link check off: the jail itself must hold. Every test asserts the verdict and that
 nothing outside changed: marker files, planted files, a loopback listener, leftover
 processes, the build cache (every entry matches its seal) and a later verdict.
+
+That is the sandbox alone (run 2 of issue 27 point 3). ``test_full_verifier_and_text_layers``
+adds the other two runs for every program: the full verifier (``check_equivalence`` with every
+layer on; nothing outside may change either) and the text alone (the hard anti-hacking checks
+and whether the host policy refuses it, from the same verdict).
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import socket
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -22,8 +29,11 @@ from structcover.config import VerifySettings
 from structcover.tools.verify import buildcache, jailed_cpu, link_check
 from structcover.tools.verify.backend import RunResult
 from structcover.tools.verify.emulator import build_library
+from structcover.tools.verify.equivalence import check_equivalence
+from structcover.tools.verify.host_policy import check_host_policy
 from structcover.tools.verify.jail import jail_status
 from structcover.tools.verify.rewriter import rewrite
+from structcover.tools.verify.select import CpuBackend
 
 sys.path.insert(0, str(Path(__file__).parent))
 from emu_helpers import needs_cxx, session_cache, spec_of
@@ -115,6 +125,20 @@ def world(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
     with link_check.unchecked():
         yield w
     w.close()
+
+
+@pytest.fixture
+def checked_world(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """The same world, every layer on (the link check included): for the full verifier.
+
+    Its folder is not pytest's: the paths are pasted into the programs, and an xdist worker's
+    folder (``popen-gw0``) names a refused function to the host policy.
+    """
+    root = Path(tempfile.mkdtemp(prefix="sc-escape-"))
+    w = World(root, session_cache(tmp_path_factory), monkeypatch)
+    yield w
+    w.close()
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def _inputs() -> dict[str, np.ndarray]:
@@ -266,3 +290,48 @@ def test_without_a_jail_programs_are_refused_unless_opted_in(
     res = _run(world, world.program("fork_bomb"))
     assert res.status == "crash" and "forbidden system call" in res.detail, res.detail
     world.assert_unchanged()
+
+
+#: Per escape program: the full verifier's failure kind (None: accepted), the hard checks that
+#: fail on its text, and whether the host policy refuses it -- runs 1 and 3 of issue 27 point 3,
+#: as measured (docs/SANDBOX.md "Which layer stops which cheat"). python_capi is the benign
+#: probe: no interpreter to reach, so it computes its outputs and passes.
+LAYERS: dict[str, tuple[str | None, list[str], bool]] = {
+    "cache_write": ("hacking", ["no_cached_outputs", "no_host_output"], True),
+    "constructor_escape": ("rejected", [], True),
+    "double_fork": ("hacking", ["no_threads", "no_timing_tampering"], True),
+    "emulator_controls": ("rejected", [], False),  # the link check: sc_configure
+    "env_read": ("hacking", ["no_cached_outputs"], False),
+    "exec_shell": ("hacking", ["no_threads"], True),
+    "fork_bomb": ("hacking", ["no_threads"], True),
+    "has_include_probe": ("mismatch", [], False),
+    "include_host_file": ("compile-error", [], False),
+    "macro_bomb": ("hacking", ["preprocesses"], False),
+    "network_connect": ("hacking", ["no_host_output"], True),
+    "patch_verifier": ("mismatch", [], False),
+    "proc_parent": ("hacking", ["no_cached_outputs"], True),
+    "python_capi": (None, [], False),
+    "read_parent_memory": ("hacking", ["no_cached_outputs"], True),
+    "write_outside": ("hacking", ["no_host_output"], True),
+}
+
+
+def test_every_escape_has_its_layers() -> None:
+    assert sorted(LAYERS) == sorted(p.stem for p in ESCAPES.glob("*.cu"))
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_full_verifier_and_text_layers(checked_world: World, name: str) -> None:
+    failure, hard, refused = LAYERS[name]
+    source = checked_world.program(name)
+    settings = VerifySettings(cache_dir=checked_world.cache, memory_limit_mb=2048,
+                              timeout_s=20.0, seed=20261201)
+    verdict = check_equivalence(source, GOOD, SPEC, backend=CpuBackend(settings),
+                                settings=settings, sizes={"N": N}, trials=2)
+    assert verdict.failure == failure, verdict.detail
+    assert verdict.equivalent is (failure is None), verdict.detail
+    failed = sorted(f.removesuffix(" (hard)") for f in verdict.hacking_flags if f.endswith("(hard)"))
+    assert failed == hard, verdict.hacking_flags
+    assert bool(check_host_policy(source)) is refused
+    _later_verdict_is_right(checked_world)  # also seals the cache entries checked below
+    checked_world.assert_unchanged()

@@ -93,6 +93,7 @@ const char* cudaGetErrorString(cudaError_t e) {
     case cudaErrorMemoryAllocation: return "out of memory";
     case cudaErrorInvalidConfiguration: return "invalid configuration argument";
     case cudaErrorLaunchTimeout: return "the launch timed out and was terminated";
+    case cudaErrorLaunchOutOfResources: return "too many resources requested for launch";
     case cudaErrorAssert: return "device-side assert triggered";
     case cudaErrorNotSupported: return "operation not supported";
     default: return "unspecified launch failure";

@@ -210,6 +210,7 @@ typedef int cudaError_t;
 enum : int {
   cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2,
   cudaErrorInvalidConfiguration = 9, cudaErrorIllegalAddress = 700,
+  cudaErrorLaunchOutOfResources = 701,
   cudaErrorLaunchTimeout = 702, cudaErrorAssert = 710, cudaErrorLaunchFailure = 719,
   cudaErrorNotSupported = 801,
 };

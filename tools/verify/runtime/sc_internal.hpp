@@ -22,7 +22,9 @@ namespace sc {
 
 enum State { kRunnable = 0, kAtBarrier, kAtWarp, kExited };
 enum Status { kOk = 0, kDeadlock = 1, kCrash = 2, kTimeout = 3, kUnsupported = 4, kRace = 5 };
-enum Schedule { kForward = 0, kReverse = 1, kRandom = 2 };
+// kFailLaunch is the fault-injection run: every launch fails as if the GPU had refused it
+// (sc_launch.cpp), so host code that only runs when a kernel fails shows what it does.
+enum Schedule { kForward = 0, kReverse = 1, kRandom = 2, kFailLaunch = 3 };
 
 constexpr size_t kGuard = 4096;
 // PROT_NONE on each side of a device buffer: an access up to this far outside faults.

@@ -179,6 +179,9 @@ int launch_impl(dim3 grid, dim3 block, size_t smem, ThreadFn fn, void* ctx, bool
     g.sticky = g.last_err = cudaErrorIllegalAddress;
   }
   if (g.sticky) { g.last_err = g.sticky; return g.sticky; }
+  // Fault injection: the launch is refused as a GPU refuses one it has no resources for.
+  // Not sticky, like the real error, so the program's own error path runs as it would.
+  if (g.schedule == kFailLaunch) return g.last_err = cudaErrorLaunchOutOfResources;
   int err = check_config(grid, block, smem);
   if (err) { g.last_err = err; return err; }
   auto t0 = std::chrono::steady_clock::now();
