@@ -82,7 +82,7 @@ def resolve_namespace_aliases(text: str, roots: tuple[str, ...]) -> str:
     alias too: ``A::mm`` finds torch's ``mm`` (A's own names first, which the rewrite may then
     misname; no honest program needs such a namespace).
     """
-    pulled = {}
+    pulled: dict[str, str] = {}
     for m in _NS_OPEN.finditer(text):
         for used in _USING_NS.finditer(_braced(text, m.end() - 1)):
             target = re.sub(r"\s+", "", used.group(1)).removeprefix("::")
@@ -186,7 +186,7 @@ def _declares_variable(decl: Node, name: str) -> bool:
     """Whether declaration ``decl`` declares a variable, parameter or field called ``name``."""
     for declarator in decl.children_by_field_name("declarator"):
         ident, function = _declarator_name(declarator)
-        if ident is not None and not function and ident.text.decode(errors="replace") == name:
+        if ident is not None and not function and (ident.text or b'').decode(errors="replace") == name:
             return True
     return False
 
@@ -209,7 +209,7 @@ def _shadowed(node: Node, name: str) -> bool:
         scope = cur.parent
         if scope.type == "for_range_loop":
             ident, _ = _declarator_name(scope.child_by_field_name("declarator"))
-            if ident is not None and ident.text.decode(errors="replace") == name:
+            if ident is not None and (ident.text or b'').decode(errors="replace") == name:
                 return True
         if scope.type in _SCOPES and any(d.start_byte < node.start_byte and
                                          _declares_variable(d, name)
@@ -226,7 +226,7 @@ def _own_functions(root: Node) -> set[str]:
         if node.type == "function_definition":
             ident, _ = _declarator_name(node.child_by_field_name("declarator"))
             if ident is not None and ident.type != "qualified_identifier":
-                own.add(ident.text.decode(errors="replace"))
+                own.add((ident.text or b'').decode(errors="replace"))
     return own
 
 
@@ -268,7 +268,7 @@ def references(text: str, names: frozenset[str], *, std_names: frozenset[str] = 
     root = parser().parse(src).root_node
     own = _own_functions(root)
     for node in _walk(root, src, skip_device=True):
-        name = node.text.decode(errors="replace") if node.type in _NAME_NODES else ""
+        name = (node.text or b'').decode(errors="replace") if node.type in _NAME_NODES else ""
         if name not in wanted:
             continue
         parent = node.parent
@@ -276,7 +276,7 @@ def references(text: str, names: frozenset[str], *, std_names: frozenset[str] = 
         if parent is not None and parent.type == "qualified_identifier" and \
                 parent.child_by_field_name("name") == node:
             scope = parent.child_by_field_name("scope")
-            qualifier = scope.text.decode(errors="replace") if scope is not None else ""
+            qualifier = (scope.text or b'').decode(errors="replace") if scope is not None else ""
             library = (qualifier in ("", "std") and name in names) or qualifier == "std" or \
                 (name in std_names and unqualified_std)
             if not library:

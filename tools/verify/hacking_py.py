@@ -173,7 +173,7 @@ def _delegation(tree: ast.Module, names: _Names) -> str | None:
         return found
     if held := first_reference(tree, names.dotted, _torch_compute):
         return f"holds torch op {held} as a value"
-    held = self_extensions(tree, names.dotted, extensions)
+    self_ext = self_extensions(tree, names.dotted, extensions)
     for fn in [*forward_functions(tree), *helpers(tree, names.dotted)]:
         where = "forward" if getattr(fn, "name", "") in ("forward", "__call__") else \
             f"`{fn.name}` (called from forward)" if isinstance(fn, ast.FunctionDef) else "a lambda"
@@ -186,7 +186,7 @@ def _delegation(tree: ast.Module, names: _Names) -> str | None:
             if isinstance(node.func, ast.Attribute) and node.func.attr in _TENSOR_COMPUTE and \
                     not target.startswith(("math.", "triton.", "tl.")) and \
                     target.split(".")[0] not in extensions and \
-                    not own_method(target, held):
+                    not own_method(target, self_ext):
                 return f"calls tensor method `.{node.func.attr}()` in {where} ({_where(node)})"
     for node, target in _calls(tree, names):
         if target in ("exec", "eval", "compile", "__import__", "importlib.import_module",

@@ -90,7 +90,7 @@ def helpers(tree: ast.Module, dotted: Resolver) -> list[ast.FunctionDef | ast.La
     bound: dict[str, set[str]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):
-            held = {ref_name(n) for n in ast.walk(node.value)} & defs.keys()
+            held = {r for n in ast.walk(node.value) if (r := ref_name(n))} & defs.keys()
             for t in node.targets:
                 if (name := ref_name(t)) and held:
                     bound.setdefault(name, set()).update(held)
@@ -100,7 +100,7 @@ def helpers(tree: ast.Module, dotted: Resolver) -> list[ast.FunctionDef | ast.La
         fn = todo.pop()
         for node in ast.walk(fn):
             ref = ref_name(node)
-            for name in ({ref} & defs.keys()) | bound.get(ref or "", set()):
+            for name in ({ref or ""} & defs.keys()) | bound.get(ref or "", set()):
                 if name not in seen:
                     seen[name] = defs[name]
                     todo.append(defs[name])
