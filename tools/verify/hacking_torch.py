@@ -32,7 +32,11 @@ import ast
 import re
 
 from structcover.tools.cuda_ast import parser, walk
-from structcover.tools.verify.hacking_names import references, uses_namespace
+from structcover.tools.verify.hacking_names import (
+    references,
+    resolve_namespace_aliases,
+    uses_namespace,
+)
 from structcover.tools.verify.host_builtins import device_marked
 
 #: torch/ATen functions that make or describe tensors (allocation, options), not compute.
@@ -85,7 +89,6 @@ _DISPATCHER = re.compile(r"\bc10\s*::\s*Dispatcher\b|\bDispatcher\s*::\s*singlet
 _UNQUALIFIED_OPS = frozenset(f"{op}{suffix}" for op in COMPUTE_OPS - _STD_NAMES
                              for suffix in ("", "_", "_out"))
 _QUALIFIED = re.compile(r"\b(torch|at)\s*::\s*((?:\w+\s*::\s*)*\w+)")
-_NS_ALIAS = re.compile(r"\bnamespace\s+(\w+)\s*=\s*((?:::\s*)?\w+(?:\s*::\s*\w+)*)\s*;")
 _METHOD = re.compile(r"(?:\.|->)\s*(\w+)\s*(?:<[^;(){}]*>\s*)?\(")
 _CALL = re.compile(r"(?<![\w.:])(?<!->)\b(\w+)\s*(?:<[^;(){}]*>\s*)?\(")
 _DEFINED = re.compile(r"\b(\w+)\s*\([^;{}]*\)\s*(?:const\s*)?(?:noexcept\s*)?(?:->\s*[^;{}]*)?\{")
@@ -113,20 +116,7 @@ def _allowed(parts: list[str]) -> bool:
 def _resolve_aliases(text: str) -> str:
     """``text`` with namespace aliases of torch/ATen spelled out, and their declarations blanked
     (a use is reported at the use, by its full name)."""
-    for _ in range(4):  # chains: namespace U = torch; namespace F = U::nn::functional;
-        changed = False
-        for m in list(_NS_ALIAS.finditer(text)):
-            target = re.sub(r"\s+", "", m.group(2)).removeprefix("::")
-            if target.split("::")[0] not in ("torch", "at"):
-                continue
-            alias = m.group(1)
-            text = text[:m.start()] + re.sub(r"[^\n]", " ", m.group(0)) + text[m.end():]
-            text = re.sub(rf"(?<![\w.:])(?:::\s*)?\b{re.escape(alias)}\s*::", target + "::", text)
-            changed = True
-            break
-        if not changed:
-            break
-    return text
+    return resolve_namespace_aliases(text, ("torch", "at"))
 
 
 def _host_text(text: str) -> str:
