@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from structcover.schema import TaskSpec
+from structcover.tools.verify.ncu_csv import parse_ncu_csv, parse_value
 from structcover.tools.verify.ncu_metrics import (
     MAPPING,
     SHAPE_COUNTERS,
@@ -46,9 +47,7 @@ from structcover.tools.verify.ncu_metrics import (
     emulator_side,
     launch_value,
     metric_base,
-    parse_ncu_csv,
     parse_query_metrics,
-    parse_value,
     split_known,
     to_counters,
     total_counters,
