@@ -46,6 +46,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from structcover.tools.kernelbench.child_fp64 import fp64_outputs, save_fp64, widened
+from structcover.tools.kernelbench.child_io import (
+    _flatten,
+    _load_inputs,
+    _save,
+    _short,
+    _triton_failure,
+)
 from structcover.tools.kernelbench.sizes import apply_sizes
 
 #: The ``torch.cuda``-like surface of the GPU protocol; None = ``torch.cuda``. The tests put a
@@ -71,22 +79,6 @@ def classify(exc: BaseException) -> str:
     return "crash"
 
 
-def _triton_failure(exc: BaseException) -> tuple[str, str] | None:
-    if "triton" not in sys.modules:
-        return None
-    from structcover.tools.kernelbench.triton_path import describe_failure
-
-    return describe_failure(exc)
-
-
-def _short(exc: BaseException, limit: int = 600) -> str:
-    triton = _triton_failure(exc)
-    if triton is not None:
-        return triton[1]
-    text = f"{type(exc).__name__}: {exc}".strip()
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
 def _import_file(name: str, path: Path) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -95,59 +87,6 @@ def _import_file(name: str, path: Path) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
-
-
-def _to_numpy(t: Any) -> tuple[Any, str]:
-    import numpy as np
-    import torch
-
-    t = t.detach().to("cpu").contiguous()
-    if t.dtype == torch.bfloat16:
-        return t.view(torch.int16).numpy().view(np.uint16), "bfloat16"
-    return t.numpy(), str(t.dtype).removeprefix("torch.")
-
-
-def _from_numpy(arr: Any, dtype: str, device: str) -> Any:
-    import numpy as np
-    import torch
-
-    # clone(): the tensor's memory comes from torch's allocator (on the CPU path the emulator's
-    # guarded device allocator once an extension is loaded), not from numpy's buffer.
-    if dtype == "bfloat16":
-        return torch.from_numpy(arr.view(np.int16)).view(torch.bfloat16).clone().to(device)
-    return torch.from_numpy(arr).clone().to(device)
-
-
-def _flatten(result: Any) -> list[Any]:
-    return list(result) if isinstance(result, tuple | list) else [result]
-
-
-def _save(path: Path, tensors: list[Any]) -> list[dict[str, Any]]:
-    """Tensors to ``path`` (npz, keys a0..), their dtypes and shapes to the returned list."""
-    import numpy as np
-    import torch
-
-    arrays: dict[str, Any] = {}
-    meta: list[dict[str, Any]] = []
-    for i, t in enumerate(tensors):
-        if isinstance(t, torch.Tensor):
-            arr, dtype = _to_numpy(t)
-            arrays[f"a{i}"] = arr
-            meta.append({"kind": "tensor", "dtype": dtype, "shape": list(arr.shape)})
-        elif isinstance(t, bool | int | float) or t is None:
-            meta.append({"kind": "value", "value": t})
-        else:
-            meta.append({"kind": "other", "type": type(t).__name__})
-    np.savez(path, **arrays)
-    return meta
-
-
-def _load_inputs(path: Path, meta: list[dict[str, Any]], device: str) -> list[Any]:
-    import numpy as np
-
-    with np.load(path) as data:
-        return [_from_numpy(data[f"a{i}"], m["dtype"], device) if m["kind"] == "tensor"
-                else m.get("value") for i, m in enumerate(meta)]
 
 
 def _construct(cls: Any, problem: ModuleType, seed: int, device: str) -> Any:
@@ -263,66 +202,6 @@ def _prepare(job: dict[str, Any]) -> tuple[ModuleType, str]:
     return problem, device
 
 
-def _widened(model: Any) -> tuple[Any, str]:
-    """A float64 copy of the reference model, or (None, why not)."""
-    import copy
-
-    if not callable(getattr(model, "double", None)):
-        return None, "the reference Model has no .double()"
-    try:
-        return copy.deepcopy(model).double(), ""
-    except Exception as exc:  # noqa: BLE001 - the precision check is skipped, with the reason
-        return None, "copying the reference Model to float64 raised " + _short(exc, 200)
-
-
-def fp64_outputs(model64: Any, inputs: list[Any], outputs: list[Any],
-                 rng_state: Any) -> tuple[list[Any] | None, str]:
-    """The reference model in float64 on the same inputs (floating inputs upcast).
-
-    The random generator is set to ``rng_state`` (the state the task-dtype forward started
-    from: a forward that draws, dropout, draws the same) and restored after; tensors a forward
-    creates without a dtype are float64 meanwhile.
-
-    Returns:
-        One entry per output: the float64 tensor where the output is a floating tensor, None
-        elsewhere; or (None, why) when the run raised or its outputs do not match in count or
-        shape.
-    """
-    import torch
-
-    wide_in = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-               for x in inputs]
-    after, default = torch.get_rng_state(), torch.get_default_dtype()
-    torch.set_rng_state(rng_state)
-    try:
-        torch.set_default_dtype(torch.float64)
-        with torch.no_grad():
-            wide = _flatten(model64(*wide_in))
-    except Exception as exc:  # noqa: BLE001
-        return None, "the float64 run raised " + _short(exc, 200)
-    finally:
-        torch.set_default_dtype(default)
-        torch.set_rng_state(after)
-    if len(wide) != len(outputs):
-        return None, f"the float64 run returned {len(wide)} outputs, not {len(outputs)}"
-    found: list[Any] = []
-    for i, (o, w) in enumerate(zip(outputs, wide, strict=True)):
-        if not (isinstance(o, torch.Tensor) and o.is_floating_point()):
-            found.append(None)
-        elif not (isinstance(w, torch.Tensor) and w.is_floating_point()
-                  and tuple(w.shape) == tuple(o.shape)):
-            return None, f"the float64 run's output {i} is not a tensor of the same shape"
-        else:
-            found.append(w.detach().to("cpu", torch.float64))
-    return found, ""
-
-
-def _save_fp64(path: Path, wide: list[Any]) -> None:
-    import numpy as np
-
-    np.savez(path, **{f"a{i}": w.numpy() for i, w in enumerate(wide) if w is not None})
-
-
 def run_reference(job: dict[str, Any], folder: Path) -> dict[str, Any]:
     """Inputs and reference outputs for every trial (module doc); with ``job["fp64"]`` also
     the reference in float64 on the same inputs (``out64_{t}.npz``, for the precision check)."""
@@ -332,7 +211,7 @@ def run_reference(job: dict[str, Any], folder: Path) -> dict[str, Any]:
     model = _construct(problem.Model, problem, job["seed"], device)
     # Copied before any forward: a model with state (BatchNorm's running statistics) then
     # goes through the same calls in both precisions.
-    model64, why = _widened(model) if job.get("fp64") else (None, "")
+    model64, why = widened(model) if job.get("fp64") else (None, "")
     trials = []
     for t in range(job["trials"]):
         torch.manual_seed(job["seed"] + t)
@@ -348,7 +227,7 @@ def run_reference(job: dict[str, Any], folder: Path) -> dict[str, Any]:
             if wide is None:
                 model64 = None
             else:
-                _save_fp64(folder / f"out64_{t}.npz", wide)
+                save_fp64(folder / f"out64_{t}.npz", wide)
     result: dict[str, Any] = {"status": "ok", "trials": trials, "flags": [], "timing": None}
     if job.get("fp64"):
         result["fp64"] = {"ran": model64 is not None, "why": why}

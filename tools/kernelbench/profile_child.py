@@ -28,15 +28,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from structcover.tools.kernelbench.child import (
-    _construct,
-    _flatten,
-    _import_file,
-    _load_inputs,
-    _prepare,
-    _short,
-    classify,
-)
+from structcover.tools.kernelbench.child import _construct, _import_file, _prepare, classify
+from structcover.tools.kernelbench.child_io import _flatten, _load_inputs, _short
 from structcover.tools.kernelbench.sizes import apply_sizes
 
 

@@ -21,7 +21,7 @@ def test_failure_kind_from_the_exception(message, kind):
 
 def test_float64_pass_replays_the_forwards_random_draws_and_upcasts():
     torch = pytest.importorskip("torch")
-    from structcover.tools.kernelbench.child import fp64_outputs
+    from structcover.tools.kernelbench.child_fp64 import fp64_outputs
 
     class Model(torch.nn.Module):
         def __init__(self):
@@ -51,7 +51,7 @@ def test_float64_pass_replays_the_forwards_random_draws_and_upcasts():
 
 def test_float64_pass_failure_is_a_reason_not_an_error():
     torch = pytest.importorskip("torch")
-    from structcover.tools.kernelbench.child import fp64_outputs
+    from structcover.tools.kernelbench.child_fp64 import fp64_outputs
 
     class Picky(torch.nn.Module):
         def forward(self, x):
