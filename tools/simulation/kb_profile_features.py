@@ -83,6 +83,19 @@ def _exponent(c1: float, c0: float, w1: float, w0: float) -> float:
     return min(max(round(2.0 * math.log(c1 / c0) / math.log(w1 / w0)) / 2.0, 0.0), 3.0)
 
 
+def _scaled(pair: list[dict[str, dict[str, int]]], prof: KbProfile, full_work: float,
+            keep: frozenset[str] = frozenset()) -> dict[str, dict[str, float]]:
+    """Per row (kernel or torch operator) of the two measured sizes, every figure at the
+    problem's own size as a power of the work (:func:`_exponent`); ``keep`` as measured."""
+    (w1, w0), factor = prof.work, full_work / prof.work[0] if prof.work[0] else 1.0
+    large, small = pair
+    return {name: {k: float(v) if k in keep else
+                   float(v) * factor ** _exponent(float(v), float(small.get(name, {}).get(k, 0)),
+                                                  w1, w0)
+                   for k, v in row.items()}
+            for name, row in large.items()}
+
+
 def extrapolate(prof: KbProfile, full_work: float) -> tuple[dict[str, dict[str, float]], float]:
     """(kernel -> counters at the problem's own sizes, compulsory bytes there); ``{}`` when
     the profile failed. Maxima and footprints are kept as measured."""
@@ -90,14 +103,8 @@ def extrapolate(prof: KbProfile, full_work: float) -> tuple[dict[str, dict[str, 
 
     if prof.error or len(prof.kernels) != 2:
         return {}, 0.0
+    out = _scaled(prof.kernels, prof, full_work, frozenset(MAXED))
     (w1, w0), factor = prof.work, full_work / prof.work[0] if prof.work[0] else 1.0
-    large, small = prof.kernels
-    out: dict[str, dict[str, float]] = {}
-    for name, c1s in large.items():
-        c0s = small.get(name, {})
-        out[name] = {k: float(c1) if k in MAXED else
-                     float(c1) * factor ** _exponent(float(c1), float(c0s.get(k, 0)), w1, w0)
-                     for k, c1 in c1s.items()}
     compulsory = 0.0
     for series in (prof.input_bytes, prof.output_bytes):
         b1, b0 = float(series[0]), float(series[1])
@@ -110,12 +117,7 @@ def extrapolate_torch_ops(prof: KbProfile, full_work: float) -> dict[str, dict[s
     like a counter); ``{}`` without a profile or without torch-side work."""
     if prof.error or len(prof.torch_ops) != 2 or len(prof.work) != 2:
         return {}
-    (w1, w0), factor = prof.work, full_work / prof.work[0] if prof.work[0] else 1.0
-    large, small = prof.torch_ops
-    return {op: {k: float(v) * factor ** _exponent(float(v), float(small.get(op, {}).get(k, 0)),
-                                                   w1, w0)
-                 for k, v in row.items()}
-            for op, row in large.items()}
+    return _scaled(prof.torch_ops, prof, full_work)
 
 
 def model_time(prof: KbProfile, full_work: float, gpu: GpuSpec | None = None
