@@ -27,19 +27,11 @@ it through ``$ORIGIN``, so ``work_dir`` is all a sandboxed child needs to read.
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
-import importlib.metadata
-import importlib.util
 import json
 import re
 import shutil
-import sysconfig
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -50,167 +42,38 @@ from structcover.tools.kernelbench.cpu_scan import (
     scan_ldflags,
     scan_sources,
 )
-from structcover.tools.verify import buildcache
-from structcover.tools.verify.emulator import (
-    RUNTIME_DIR,
-    BuildError,
-    _atomic_build,
-    _compile,
-    _compiler_id,
-    compiler,
-    runtime_hash,
-    runtime_objects,
+from structcover.tools.kernelbench.cpu_toolchain import (
+    LIGHT_DIR,
+    SHIMS_DIR,
+    TORCH_LIBS,
+    ExtensionBuildError,
+    cache_key,
+    flags,
+    light_pch,
+    locked,
+    pch_folder,
+    pymodule_library,
+    runtime_library,
+    system_includes,
+    torch_paths,
+    torch_pch,
+    tree_hash,
 )
+from structcover.tools.verify import buildcache
+from structcover.tools.verify.emulator import RUNTIME_DIR, _atomic_build, compiler
 from structcover.tools.verify.host_builtins import rename_host_builtins
 from structcover.tools.verify.rewriter import rewrite
 
 __all__ = ["ExtensionBuildError", "UnsupportedConstruct", "build_cpu_extension", "SHIMS_DIR"]
 
-SHIMS_DIR = Path(__file__).parent / "shims"
-#: The flags of every translation unit and of the precompiled header (they must match for g++
-#: to use it). As the emulator's (emulator.CXXFLAGS), but C++20: torch 2.x headers need it with
-#: g++ 12. User ``-O`` levels are ignored for the same reason.
-CXXFLAGS = ["-std=c++20", "-O2", "-fPIC", "-ffp-contract=off", "-fno-strict-aliasing",
-            "-fno-math-errno", "-fno-finite-loops", "-fstack-clash-protection", "-pthread",
-            "-DTORCH_API_INCLUDE_EXTENSION_H"]
-#: torch libraries an extension links, as torch's cpp_extension does for a CPU build.
-TORCH_LIBS = ["-lc10", "-ltorch", "-ltorch_cpu", "-ltorch_python"]
-_PRELUDE = "#include <torch/extension.h>\n"
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _DEFINE = re.compile(r"^-D\s*([A-Za-z_]\w*)(?:=(.*))?$", re.DOTALL)
 _UNDEF = re.compile(r"^-U\s*([A-Za-z_]\w*)$")
 #: g++ gets at most this much address space per process in the jail (the torch PCH is ~0.8 GB).
 COMPILE_MEMORY_MB = 8192
-
-
-class ExtensionBuildError(BuildError):
-    """The extension did not compile or link; ``log`` holds the compiler's messages about the
-    user's text (``cuda.cu``, ``main.cpp``, ``module.cpp`` lines as load_inline numbers them)."""
-
-
-# ----------------------------------------------------------------------------- torch facts
-
-@lru_cache(maxsize=1)
-def torch_paths() -> dict[str, Any]:
-    """torch's folders, version and C++ ABI, found without importing torch.
-
-    Raises:
-        ExtensionBuildError: torch is not installed (the ``kernelbench`` extra).
-    """
-    spec = importlib.util.find_spec("torch")
-    if spec is None or not spec.submodule_search_locations:
-        raise ExtensionBuildError("torch is not installed: pip install 'structcover[kernelbench]'")
-    root = Path(list(spec.submodule_search_locations)[0])
-    include = root / "include"
-    lib = root / "lib"
-    # The dual-ABI tag appears in the mangled names of a library built with the new ABI.
-    c10 = (lib / "libc10.so").read_bytes()
-    abi = 1 if b"St7__cxx11" in c10 or b"__cxx1112basic_string" in c10 else 0
-    return {"root": root, "include": [include, include / "torch" / "csrc" / "api" / "include"],
-            "lib": lib, "version": importlib.metadata.version("torch"), "abi": abi,
-            "python_include": Path(sysconfig.get_paths()["include"])}
-
-
-def _flags() -> list[str]:
-    return [*CXXFLAGS, f"-D_GLIBCXX_USE_CXX11_ABI={torch_paths()['abi']}"]
-
-
-def _system_includes() -> list[str]:
-    tp = torch_paths()
-    out: list[str] = []
-    for folder in [*tp["include"], tp["python_include"]]:
-        out += ["-isystem", str(folder)]
-    return out
-
-
-def _key(*parts: object) -> str:
-    h = hashlib.sha256()
-    for part in parts:
-        h.update(str(part).encode("utf-8", "surrogatepass"))
-        h.update(b"\0")
-    return h.hexdigest()[:20]
-
-
-def _tree_hash(folder: Path) -> str:
-    h = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        h.update(str(path.relative_to(folder)).encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()[:16]
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """One builder per cache entry across processes (the others wait, then find it built)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-# ----------------------------------------------------------------------------- trusted parts
-
-def _pch_folder(cache_dir: Path) -> Path:
-    tp = torch_paths()
-    key = _key(tp["version"], tp["root"], _compiler_id(compiler()), _flags(), tp["python_include"],
-               _PRELUDE)
-    return Path(cache_dir) / f"kbpch-{key}"
-
-
-def torch_pch(cache_dir: Path, timeout_s: float = 900.0) -> Path:
-    """``torch/extension.h`` precompiled once per torch version, compiler and flags.
-
-    Returns:
-        The stub header to force-include (``-include``); its ``.gch`` lies beside it.
-
-    Raises:
-        BuildError: torch's headers do not compile with these flags.
-    """
-    cxx = compiler()
-    folder = _pch_folder(cache_dir)
-    stub = folder / "kb_torch.hpp"
-    with _locked(folder.with_suffix(".lock")):
-        folder.mkdir(parents=True, exist_ok=True)
-        _atomic_build(stub, lambda out: out.write_text(_PRELUDE))
-        _atomic_build(folder / "kb_torch.hpp.gch", lambda out: _compile(
-            [cxx, *_flags(), *_system_includes(), "-x", "c++-header", str(stub), "-o", str(out)],
-            timeout_s))
-    return stub
-
-
-def runtime_library(cache_dir: Path, timeout_s: float = 600.0) -> Path:
-    """The shared emulator runtime every CPU-built extension links (built once per key).
-
-    Every symbol carries the version ``SC_KB_<key>``: the extension's references to
-    ``cudaMalloc`` and friends then bind only to the emulator, never to the real CUDA runtime
-    that ``import torch`` loads into the process's global scope.
-    """
-    cxx = compiler()
-    tp = torch_paths()
-    cache_dir = Path(cache_dir)
-    bridge = SHIMS_DIR / "sc_kb_bridge.cpp"
-    key = _key(runtime_hash(cxx), bridge.read_bytes(), tp["version"], tp["root"], _flags())
-    final = cache_dir / f"libsc_kbrt-{key}.so"
-    if buildcache.verified(final):
-        return final
-    objects = runtime_objects(cache_dir, timeout_s)
-
-    def build(out: Path) -> None:
-        with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
-            script = Path(tmp) / "version.map"
-            script.write_text(f"SC_KB_{key} {{ global: *; }};\n")
-            obj = Path(tmp) / "bridge.o"
-            _compile([cxx, *_flags(), "-I", str(RUNTIME_DIR), *_system_includes(), "-c", str(bridge),
-                      "-o", str(obj)], timeout_s)
-            _compile([cxx, "-shared", "-pthread", "-o", str(out), *map(str, objects), str(obj),
-                      f"-Wl,-soname,{final.name}", f"-Wl,--version-script={script}", "-Wl,-Bsymbolic",
-                      "-L", str(tp["lib"]), "-lc10"], timeout_s)
-
-    with _locked(final.with_suffix(".lock")):
-        return _atomic_build(final, build)
+#: Text that needs more than a light build's ``torch/types.h`` (pybind11, torch's Python
+#: bindings, modules, autograd, TorchScript): such an extension is built in full at once.
+_NEEDS_FULL = re.compile(r"\bPYBIND11_|\bpybind11\b|\bpy::|torch/python\.h|\btorch::(?:nn|autograd|jit|optim|data)\b")
 
 
 # ----------------------------------------------------------------------------- the user's part
@@ -260,11 +123,46 @@ def _c_string(text: str) -> str:
     return '"' + safe.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def translation_unit(ext: Any, *, profile: bool = False) -> tuple[str, list[str]]:
+def light_possible(ext: Any) -> bool:
+    """Whether ``ext`` may be built light (``shims/sc_kb_boxed.hpp``): it names its
+    ``functions`` (no module of its own) and its text needs nothing past ``torch/types.h`` that
+    a token shows. A text that still needs more fails to build light and is built in full."""
+    texts = _as_list(getattr(ext, "cpp_sources", None)) + _as_list(getattr(ext, "cuda_sources", None))
+    return bool(_as_list(getattr(ext, "functions", None))) and not any(
+        _NEEDS_FULL.search(text) for text in texts)
+
+
+def _module_lines(name: str, functions: dict[str, str], light: bool, own_module: bool
+                  ) -> list[str]:
+    """The extension's Python module: pybind11's (full; none where the user wrote one) or
+    boxed entries for the trusted module library (light), each function reached through the
+    emulator's fault check."""
+    if light:
+        lines = ['#include "sc_kb_boxed.hpp"', *(f"SC_KB_ENTRY({fn})" for fn in functions)]
+        table = ", ".join(f"{{{_c_string(fn)}, {_c_string(doc)}, &sc_kb_entry_{fn}}}"
+                          for fn, doc in functions.items())
+        return [*lines, f"static const ::sc_kb::Function sc_kb_functions[] = {{{table}}};",
+                "struct _object;",
+                'extern "C" _object* sc_kbpy_module(const char*, const ::sc_kb::Function*, int);',
+                f'extern "C" __attribute__((visibility("default"))) _object* PyInit_{name}() {{',
+                f"  return sc_kbpy_module({_c_string(name)}, sc_kb_functions, {len(functions)});",
+                "}"]
+    lines = ['#include "sc_kb_module.hpp"']
+    if not own_module:
+        lines.append(f"PYBIND11_MODULE({name}, m) {{ ::sc_kb::define_controls(m);")
+        for fn, doc in functions.items():
+            lines.append(f"  m.def({_c_string(fn)}, ::sc_kb::guard(torch::wrap_pybind_function({fn})), "
+                         f"{_c_string(doc)});")
+        lines.append("}")
+    return lines
+
+
+def translation_unit(ext: Any, *, profile: bool = False, light: bool = False) -> tuple[str, list[str]]:
     """The C++ text g++ compiles for ``ext``, and the flags it ignored.
 
     ``profile``: the CUDA sources as the rewriter's profile variant (counters per access,
     branch and operation, docs/EMULATOR.md "Profiles"); the plain text is unchanged otherwise.
+    ``light``: the module as boxed entries (:func:`light_possible`), not pybind11's.
 
     Raises:
         UnsupportedConstruct: Something the emulator cannot run (named).
@@ -301,41 +199,87 @@ def translation_unit(ext: Any, *, profile: bool = False) -> tuple[str, list[str]
     # `#define check()` would silently drop the fault check).
     undefs = [f"#undef {n}" for n in defined_macros(cpp + cuda) + [d.split()[1] for d in defines]
               if n != "TORCH_EXTENSION_NAME"]
-    module = [*dict.fromkeys(undefs), '#line 1 "module.cpp"', '#include "sc_kb_module.hpp"']
-    if functions or "PYBIND11_MODULE" not in cpp_text:
-        module.append(f"PYBIND11_MODULE({name}, m) {{ ::sc_kb::define_controls(m);")
-        for fn, doc in functions.items():
-            module.append(f"  m.def({_c_string(fn)}, ::sc_kb::guard(torch::wrap_pybind_function({fn})), "
-                          f"{_c_string(doc)});")
-        module.append("}")
+    own_module = "PYBIND11_MODULE" in cpp_text and not functions
+    module = [*dict.fromkeys(undefs), '#line 1 "module.cpp"',
+              *_module_lines(name, functions, light, own_module)]
     text = "\n".join([*head, *parts, '#line 1 "main.cpp"', cpp_text, *module]) + "\n"
     return text, ignored
+
+
+def _compile_extension(text: str, light: bool, cache_dir: Path, rt: Path, timeout_s: float
+                       ) -> tuple[Path, bool]:
+    """``text`` built (or found in the cache) as a sealed library: (library, cached).
+
+    Raises:
+        ExtensionBuildError: g++ failed; its messages about the user's text.
+    """
+    from structcover.tools.verify.jail import own_lines, run_compiler
+
+    cxx = compiler()
+    tp = torch_paths()
+    extra = [pymodule_library(cache_dir, rt, timeout_s)] if light else []
+    key = cache_key(pch_folder(cache_dir, light=light).name, rt.name, *(p.name for p in extra),
+                    tree_hash(SHIMS_DIR), flags(), TORCH_LIBS, text)
+    final = cache_dir / f"kbext-{key}.so"
+    if buildcache.verified(final):
+        return final, True
+    # Only a build reads the PCH (hashing 0.8 GB costs ~1 s).
+    pch = light_pch(cache_dir, timeout_s) if light else torch_pch(cache_dir, timeout_s)
+    includes = ["-I", str(LIGHT_DIR)] if light else []
+
+    def build(out: Path) -> None:
+        with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
+            src = Path(tmp) / "extension.cpp"
+            src.write_text(text, encoding="utf-8", errors="surrogatepass")
+            lib = Path(tmp) / "extension.so"
+            argv = [cxx, *flags(), *includes, "-I", str(SHIMS_DIR), "-I", str(RUNTIME_DIR),
+                    *system_includes(), "-include", str(pch), "-shared", "-o", str(lib), str(src),
+                    str(rt), *map(str, extra), "-Wl,-rpath,$ORIGIN", "-Wl,--as-needed",
+                    "-L", str(tp["lib"]), *TORCH_LIBS]
+            result = run_compiler(argv, readable=[SHIMS_DIR, RUNTIME_DIR, *tp["include"], tp["lib"],
+                                                  tp["python_include"], pch.parent, rt, *extra],
+                                  folder=Path(tmp), timeout_s=timeout_s, memory_mb=COMPILE_MEMORY_MB)
+            if result.timed_out:
+                raise ExtensionBuildError(f"compiler timed out after {timeout_s:.0f} s")
+            if result.returncode != 0:
+                log = (result.stderr or result.stdout).decode("utf-8", "replace")
+                kept = own_lines(log, (str(src), str(SHIMS_DIR)))
+                kept = kept.replace(str(src), "extension.cpp").replace(str(SHIMS_DIR) + "/", "shims/")
+                sig = result.signal
+                raise ExtensionBuildError(kept or (f"compiler killed by signal {sig} (memory limit?)"
+                                                   if sig else f"compiler exited with {result.returncode}"))
+            shutil.move(str(lib), out)
+
+    with locked(final.with_suffix(".lock")):
+        _atomic_build(final, build)
+    return final, False
 
 
 def build_cpu_extension(ext: Any, work_dir: Path, *, cache_dir: Path | None = None,
                         timeout_s: float = 900.0, profile: bool = False) -> Path:
     """Build ``ext`` (an ``InlineExtension``) into ``work_dir/<name>.so`` for the CPU emulator.
 
+    A light build (:func:`light_possible`) is tried first; where it does not compile, the full
+    one decides (a text that fails there is the user's error). Both give the same module.
+
     Args:
         ext: The load_inline call: ``name``, ``cpp_sources``, ``cuda_sources``, ``functions``,
             ``extra_cflags``/``extra_cuda_cflags`` (only ``-D``/``-U`` are used),
             ``extra_ldflags`` (GPU libraries are unsupported; the rest is ignored).
-        work_dir: Where the module and the emulator runtime library it loads are put.
+        work_dir: Where the module and the libraries it loads are put.
         cache_dir: The build cache (default: ``verify.cache_dir`` from the settings).
         timeout_s: Limit of each compiler run.
         profile: Build the profile variant (:func:`translation_unit`); its own cache entry.
 
     Returns:
         The importable module file; ``work_dir/build.json`` says whether it came from the
-        cache, how long it took and which flags were ignored.
+        cache, how long it took, whether it was built light and which flags were ignored.
 
     Raises:
         UnsupportedConstruct: The sources use something the emulator cannot run.
         ExtensionBuildError: g++ failed; ``log`` holds its messages about the user's text.
         SandboxUnavailable: No jail here and the user did not opt in to running without one.
     """
-    from structcover.tools.verify.jail import own_lines, run_compiler
-
     start = time.monotonic()
     if cache_dir is None:
         from structcover.config import load_settings
@@ -343,47 +287,33 @@ def build_cpu_extension(ext: Any, work_dir: Path, *, cache_dir: Path | None = No
         cache_dir = Path(load_settings().verify.cache_dir)
     cache_dir = Path(cache_dir)
     cache_dir.mkdir(parents=True, exist_ok=True)
-    text, ignored = translation_unit(ext, profile=profile)
-    cxx = compiler()
     rt = runtime_library(cache_dir, timeout_s)
-    tp = torch_paths()
-    key = _key(_pch_folder(cache_dir).name, rt.name, _tree_hash(SHIMS_DIR), _flags(), TORCH_LIBS, text)
-    final = cache_dir / f"kbext-{key}.so"
-    cached = buildcache.verified(final)
-    if not cached:
-        pch = torch_pch(cache_dir, timeout_s)  # only a build reads it (hashing 0.8 GB costs ~1 s)
-
-        def build(out: Path) -> None:
-            with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
-                src = Path(tmp) / "extension.cpp"
-                src.write_text(text, encoding="utf-8", errors="surrogatepass")
-                lib = Path(tmp) / "extension.so"
-                argv = [cxx, *_flags(), "-I", str(SHIMS_DIR), "-I", str(RUNTIME_DIR), *_system_includes(),
-                        "-include", str(pch), "-shared", "-o", str(lib), str(src), str(rt),
-                        "-Wl,-rpath,$ORIGIN", "-Wl,--as-needed", "-L", str(tp["lib"]), *TORCH_LIBS]
-                result = run_compiler(argv, readable=[SHIMS_DIR, RUNTIME_DIR, *tp["include"], tp["lib"],
-                                                      tp["python_include"], pch.parent, rt],
-                                      folder=Path(tmp), timeout_s=timeout_s, memory_mb=COMPILE_MEMORY_MB)
-                if result.timed_out:
-                    raise ExtensionBuildError(f"compiler timed out after {timeout_s:.0f} s")
-                if result.returncode != 0:
-                    log = (result.stderr or result.stdout).decode("utf-8", "replace")
-                    kept = own_lines(log, (str(src), str(SHIMS_DIR)))
-                    kept = kept.replace(str(src), "extension.cpp").replace(str(SHIMS_DIR) + "/", "shims/")
-                    sig = result.signal
-                    raise ExtensionBuildError(kept or (f"compiler killed by signal {sig} (memory limit?)"
-                                                       if sig else f"compiler exited with {result.returncode}"))
-                shutil.move(str(lib), out)
-
-        with _locked(final.with_suffix(".lock")):
-            _atomic_build(final, build)
+    light = light_possible(ext)
+    light_error = ""
+    if light:
+        text, ignored = translation_unit(ext, profile=profile, light=True)
+        # A text known not to build light goes straight to the full build.
+        marker = cache_dir / f"kbfull-{cache_key(text)}"
+        light = not marker.exists()
+    if light:
+        try:
+            final, cached = _compile_extension(text, True, cache_dir, rt, timeout_s)
+        except ExtensionBuildError as exc:
+            if "timed out" in str(exc):
+                raise
+            light, light_error = False, str(exc.log)[:2000]
+            marker.write_text(light_error)
+    if not light:
+        text, ignored = translation_unit(ext, profile=profile)
+        final, cached = _compile_extension(text, False, cache_dir, rt, timeout_s)
     work_dir = Path(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
-    name = str(ext.name)
-    target = work_dir / f"{name}.so"
+    target = work_dir / f"{ext.name}.so"
     shutil.copyfile(final, target)
-    shutil.copyfile(rt, work_dir / rt.name)
+    for lib in [rt, *([pymodule_library(cache_dir, rt, timeout_s)] if light else [])]:
+        shutil.copyfile(lib, work_dir / lib.name)
     (work_dir / "build.json").write_text(json.dumps({
-        "cached": cached, "seconds": round(time.monotonic() - start, 2), "ignored_flags": ignored,
-        "library": final.name, "runtime": rt.name, "torch": tp["version"]}, indent=1))
+        "cached": cached, "seconds": round(time.monotonic() - start, 2), "light": light,
+        "light_error": light_error, "ignored_flags": ignored, "library": final.name,
+        "runtime": rt.name, "torch": torch_paths()["version"]}, indent=1))
     return target

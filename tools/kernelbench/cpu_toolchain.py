@@ -1,0 +1,226 @@
+"""The trusted parts of a KernelBench CPU build: torch's facts, flags and the libraries built once.
+
+Everything here is built outside the jail from the project's own files and torch's headers,
+content-addressed and sealed in the emulator's build cache (``tools/verify/buildcache.py``),
+once per torch version, compiler and flags:
+
+* ``torch_pch``: ``torch/extension.h`` precompiled, for a *full* build (the user's text may use
+  pybind11, ``torch::nn``, anything torch's extension header offers);
+* ``light_pch``: ``torch/types.h`` precompiled, for a *light* build (``shims/sc_kb_boxed.hpp``):
+  no pybind11 and no ``torch/all.h`` in the translation unit, whose inline code alone costs a
+  full build about 9 s of g++ time (bench/RESULTS.md, "KernelBench build");
+* ``runtime_library``: the emulator runtime every extension links (``libsc_kbrt-<key>.so``);
+* ``pymodule_library``: the Python module of every light build (``shims/sc_kb_pymodule.cpp``,
+  ``libsc_kbpy-<key>.so``): argument conversion, torch's error translation, the fault check.
+
+Both libraries are copied beside each extension, which finds them through ``$ORIGIN``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import importlib.metadata
+import importlib.util
+import sysconfig
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from structcover.tools.verify import buildcache
+from structcover.tools.verify.emulator import (
+    RUNTIME_DIR,
+    BuildError,
+    _atomic_build,
+    _compile,
+    _compiler_id,
+    compiler,
+    runtime_hash,
+    runtime_objects,
+)
+
+__all__ = ["CXXFLAGS", "ExtensionBuildError", "LIGHT_DIR", "SHIMS_DIR", "TORCH_LIBS", "light_pch",
+           "pymodule_library", "runtime_library", "torch_paths", "torch_pch"]
+
+SHIMS_DIR = Path(__file__).parent / "shims"
+#: First on a light build's include path: its ``torch/extension.h`` is ``torch/types.h``.
+LIGHT_DIR = SHIMS_DIR / "light"
+#: The flags of every translation unit and of the precompiled headers (they must match for g++
+#: to use one). As the emulator's (emulator.CXXFLAGS), but C++20: torch 2.x headers need it with
+#: g++ 12. User ``-O`` levels are ignored for the same reason.
+CXXFLAGS = ["-std=c++20", "-O2", "-fPIC", "-ffp-contract=off", "-fno-strict-aliasing",
+            "-fno-math-errno", "-fno-finite-loops", "-fstack-clash-protection", "-pthread",
+            "-DTORCH_API_INCLUDE_EXTENSION_H"]
+#: torch libraries an extension links, as torch's cpp_extension does for a CPU build.
+TORCH_LIBS = ["-lc10", "-ltorch", "-ltorch_cpu", "-ltorch_python"]
+_PRELUDE = "#include <torch/extension.h>\n"
+_LIGHT_PRELUDE = "#include <torch/types.h>\n"
+
+
+class ExtensionBuildError(BuildError):
+    """The extension did not compile or link; ``log`` holds the compiler's messages about the
+    user's text (``cuda.cu``, ``main.cpp``, ``module.cpp`` lines as load_inline numbers them)."""
+
+
+@lru_cache(maxsize=1)
+def torch_paths() -> dict[str, Any]:
+    """torch's folders, version and C++ ABI, found without importing torch.
+
+    Raises:
+        ExtensionBuildError: torch is not installed (the ``kernelbench`` extra).
+    """
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        raise ExtensionBuildError("torch is not installed: pip install 'structcover[kernelbench]'")
+    root = Path(list(spec.submodule_search_locations)[0])
+    include = root / "include"
+    lib = root / "lib"
+    # The dual-ABI tag appears in the mangled names of a library built with the new ABI.
+    c10 = (lib / "libc10.so").read_bytes()
+    abi = 1 if b"St7__cxx11" in c10 or b"__cxx1112basic_string" in c10 else 0
+    return {"root": root, "include": [include, include / "torch" / "csrc" / "api" / "include"],
+            "lib": lib, "version": importlib.metadata.version("torch"), "abi": abi,
+            "python_include": Path(sysconfig.get_paths()["include"])}
+
+
+def flags() -> list[str]:
+    return [*CXXFLAGS, f"-D_GLIBCXX_USE_CXX11_ABI={torch_paths()['abi']}"]
+
+
+def system_includes() -> list[str]:
+    tp = torch_paths()
+    out: list[str] = []
+    for folder in [*tp["include"], tp["python_include"]]:
+        out += ["-isystem", str(folder)]
+    return out
+
+
+def cache_key(*parts: object) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(str(part).encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()[:20]
+
+
+def tree_hash(folder: Path) -> str:
+    h = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        h.update(str(path.relative_to(folder)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """One builder per cache entry across processes (the others wait, then find it built)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+# ----------------------------------------------------------------------------- trusted parts
+
+def pch_folder(cache_dir: Path, *, light: bool = False) -> Path:
+    """The cache folder of the full (``torch/extension.h``) or light (``torch/types.h``) PCH."""
+    tp = torch_paths()
+    key = cache_key(tp["version"], tp["root"], _compiler_id(compiler()), flags(),
+                    tp["python_include"], _LIGHT_PRELUDE if light else _PRELUDE)
+    return Path(cache_dir) / f"kb{'light' if light else ''}pch-{key}"
+
+
+def _precompiled(cache_dir: Path, light: bool, timeout_s: float) -> Path:
+    cxx = compiler()
+    folder = pch_folder(cache_dir, light=light)
+    stub = folder / "kb_torch.hpp"
+    with locked(folder.with_suffix(".lock")):
+        folder.mkdir(parents=True, exist_ok=True)
+        _atomic_build(stub, lambda out: out.write_text(_LIGHT_PRELUDE if light else _PRELUDE))
+        _atomic_build(folder / "kb_torch.hpp.gch", lambda out: _compile(
+            [cxx, *flags(), *system_includes(), "-x", "c++-header", str(stub), "-o", str(out)],
+            timeout_s))
+    return stub
+
+
+def torch_pch(cache_dir: Path, timeout_s: float = 900.0) -> Path:
+    """``torch/extension.h`` precompiled once per torch version, compiler and flags.
+
+    Returns:
+        The stub header to force-include (``-include``); its ``.gch`` lies beside it.
+
+    Raises:
+        BuildError: torch's headers do not compile with these flags.
+    """
+    return _precompiled(cache_dir, False, timeout_s)
+
+
+def light_pch(cache_dir: Path, timeout_s: float = 900.0) -> Path:
+    """``torch/types.h`` precompiled (a light build's first header), as :func:`torch_pch`."""
+    return _precompiled(cache_dir, True, timeout_s)
+
+
+def runtime_library(cache_dir: Path, timeout_s: float = 600.0) -> Path:
+    """The shared emulator runtime every CPU-built extension links (built once per key).
+
+    Every symbol carries the version ``SC_KB_<key>``: the extension's references to
+    ``cudaMalloc`` and friends then bind only to the emulator, never to the real CUDA runtime
+    that ``import torch`` loads into the process's global scope.
+    """
+    cxx = compiler()
+    tp = torch_paths()
+    cache_dir = Path(cache_dir)
+    bridge = SHIMS_DIR / "sc_kb_bridge.cpp"
+    key = cache_key(runtime_hash(cxx), bridge.read_bytes(), tp["version"], tp["root"], flags())
+    final = cache_dir / f"libsc_kbrt-{key}.so"
+    if buildcache.verified(final):
+        return final
+    objects = runtime_objects(cache_dir, timeout_s)
+
+    def build(out: Path) -> None:
+        with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
+            script = Path(tmp) / "version.map"
+            script.write_text(f"SC_KB_{key} {{ global: *; }};\n")
+            obj = Path(tmp) / "bridge.o"
+            _compile([cxx, *flags(), "-I", str(RUNTIME_DIR), *system_includes(), "-c", str(bridge),
+                      "-o", str(obj)], timeout_s)
+            _compile([cxx, "-shared", "-pthread", "-o", str(out), *map(str, objects), str(obj),
+                      f"-Wl,-soname,{final.name}", f"-Wl,--version-script={script}", "-Wl,-Bsymbolic",
+                      "-L", str(tp["lib"]), "-lc10"], timeout_s)
+
+    with locked(final.with_suffix(".lock")):
+        return _atomic_build(final, build)
+
+
+
+
+def pymodule_library(cache_dir: Path, runtime: Path, timeout_s: float = 600.0) -> Path:
+    """The Python module of every light build (``libsc_kbpy-<key>.so``, built once per key).
+
+    It links ``runtime`` (the emulator's fault status and schedule controls) and torch's
+    Python bindings; an extension built light calls its ``sc_kbpy_module`` from ``PyInit``.
+    """
+    cxx = compiler()
+    tp = torch_paths()
+    cache_dir = Path(cache_dir)
+    sources = [SHIMS_DIR / n for n in ("sc_kb_pymodule.cpp", "sc_kb_boxed.hpp", "sc_kb_module.hpp")]
+    key = cache_key(runtime.name, *(s.read_bytes() for s in sources), tp["version"], tp["root"],
+                    flags(), TORCH_LIBS)
+    final = cache_dir / f"libsc_kbpy-{key}.so"
+    if buildcache.verified(final):
+        return final
+    pch = torch_pch(cache_dir, timeout_s)
+
+    def build(out: Path) -> None:
+        _compile([cxx, *flags(), "-I", str(SHIMS_DIR), *system_includes(), "-include", str(pch),
+                  "-shared", "-o", str(out), str(sources[0]), str(runtime), f"-Wl,-soname,{final.name}",
+                  "-Wl,-rpath,$ORIGIN", "-L", str(tp["lib"]), *TORCH_LIBS], timeout_s)
+
+    with locked(final.with_suffix(".lock")):
+        return _atomic_build(final, build)
