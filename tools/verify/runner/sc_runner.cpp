@@ -171,6 +171,7 @@ int main(int argc, char** argv) {
   auto sc_detail = (const char* (*)())dlsym(lib, "sc_detail");
   auto sc_kernel_seconds = (double (*)())dlsym(lib, "sc_kernel_seconds");
   auto sc_profile_json = (const char* (*)())dlsym(lib, "sc_profile_json");  // "" unless profiled
+  auto sc_launch_count = (long (*)())dlsym(lib, "sc_launch_count");  // launches since sc_reset
   // Device buffers (runtime/sc_devmem.cpp: guard pages, closed to host code) when the runtime
   // has them; canary-guarded host buffers otherwise.
   auto sc_device_alloc = (void* (*)(size_t))dlsym(lib, "sc_device_alloc");
@@ -192,6 +193,10 @@ int main(int argc, char** argv) {
   std::vector<std::vector<unsigned char>> tensors(nargs);  // the current set's inputs
   std::vector<int64_t> ivals(nargs, 0);
   std::vector<double> fvals(nargs, 0.0);
+  // Kernels the first schedule of the current set launched: a later call on the same inputs
+  // that launches none replays an output kept from an earlier call (a cache keyed on the
+  // inputs, whatever the text calls it); an honest program launches for equal inputs alike.
+  long set_launches = -1;
   auto run_once = [&](int32_t kind, uint64_t seed, double remaining, bool keep) -> bool {
     std::vector<Guarded> bufs(nargs);
     std::vector<void*> ptrs(nargs, nullptr);
@@ -219,6 +224,15 @@ int main(int argc, char** argv) {
     int rc = sc_call(launcher, ptrs.data(), ivals.data(), fvals.data());
     uint32_t code = (uint32_t)sc_status();
     std::string detail = sc_detail() ? sc_detail() : "";
+    const long launched = sc_launch_count ? sc_launch_count() : -1;
+    if (keep && set_launches < 0) {
+      set_launches = launched;
+    } else if (keep && code == 0 && set_launches > 0 && launched == 0) {
+      code = 2;  // the runtime's kCrash
+      detail = "the launcher launched no kernel on inputs it had launched " +
+               std::to_string(set_launches) +
+               " for in an earlier call: it replayed an output kept from that call";
+    }
     double ks = sc_kernel_seconds();
     uint32_t which = 0;
     uint64_t where = 0;
@@ -277,6 +291,7 @@ int main(int argc, char** argv) {
       }
     }
     const double deadline = now() + timeout_s;
+    set_launches = -1;
     for (uint32_t k = 0; k < nsched && !stop; ++k) {
       double remaining = deadline - now();
       if (remaining <= 0) {

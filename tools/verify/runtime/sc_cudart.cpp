@@ -60,12 +60,14 @@ void sc_reset(void) {
   g.host_fault.store(0);
   g.prof_launches.clear();
   g.prof_name.clear();
+  sc::host_copies_reset();
   sc::dev_free_all();
 }
 
 int sc_status(void) {
   sc::flush_host_fault();
   sc::threads_check("when the launcher had returned");
+  sc::host_roundtrip_check();
   return sc::G().status;
 }
 const char* sc_detail(void) { return sc::G().detail.c_str(); }
@@ -152,7 +154,10 @@ cudaError_t cudaMemset(void* p, int v, size_t n) {
 }
 cudaError_t cudaMemsetAsync(void* p, int v, size_t n, cudaStream_t) { return cudaMemset(p, v, n); }
 cudaError_t cudaMemcpy(void* d, const void* s, size_t n, cudaMemcpyKind) {
-  return with_device_open(d, s, n, [&] { memmove(d, s, n); });
+  return with_device_open(d, s, n, [&] {
+    memmove(d, s, n);
+    sc::note_host_copy(d, s, n);
+  });
 }
 cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyKind k, cudaStream_t) {
   return cudaMemcpy(d, s, n, k);

@@ -226,8 +226,14 @@ extern "C" {
 // cudaMalloc, and from the first one on, kernel pointer arguments must point into device
 // memory (a host pointer is a crash, as on a GPU).
 void* sc_device_alloc(size_t n) {
-  sc::G().strict_args = true;
-  return sc::dev_alloc(n, sc::kDeviceMem);
+  sc::Global& g = sc::G();
+  g.strict_args = true;
+  void* p = sc::dev_alloc(n, sc::kDeviceMem);
+  if (p) {
+    std::lock_guard<std::mutex> lock(g.mu);
+    g.allocs[reinterpret_cast<uintptr_t>(p)].caller = true;
+  }
+  return p;
 }
 
 // Copies into (upload = 1) or out of (upload = 0) a buffer from sc_device_alloc.

@@ -131,6 +131,14 @@ struct Alloc {
   long index;         // allocation order since the last sc_reset
   bool trappable;     // laid out with a trap page (dev_alloc)
   char* trap;         // that page while it is closed (dev_arm_traps), or null
+  bool caller;        // a launcher argument's buffer (sc_device_alloc), not the program's own
+};
+
+//: A host-to-device copy into a device buffer (sc_hostcopy.cpp).
+struct HostWrite {
+  uintptr_t addr;
+  size_t n;
+  uint64_t hash;  // of the bytes written: equal at the end = no kernel changed them
 };
 
 struct Event { std::chrono::steady_clock::time_point t; };
@@ -174,6 +182,9 @@ struct Global {
   bool prof_on = false;
   std::string prof_name;                 // kernel of the next launch (prof_kernel)
   std::vector<std::string> prof_launches;
+  // Copies between host and device memory this run (sc_hostcopy.cpp).
+  size_t host_read = 0;                // bytes copied from device buffers to host memory
+  std::vector<HostWrite> host_writes;  // copies from host memory into device buffers
 };
 
 //: The process-wide (per loaded library) runtime state.
@@ -210,6 +221,10 @@ std::string dev_check_slack();
 int dev_range(const void* p, size_t n);  // 0 host memory, 1 inside one allocation, -1 straddles
 void flush_host_fault();
 void dev_arm_traps(bool on);
+// sc_hostcopy.cpp
+void note_host_copy(const void* d, const void* s, size_t n);
+void host_roundtrip_check();
+void host_copies_reset();
 // sc_hostthreads.cpp
 void threads_baseline();
 void threads_check(const char* when);
