@@ -38,6 +38,9 @@ DEFAULT_TOLERANCE = (1e-2, 1e-2)
 #: Sizes below this are shapes of the computation (kernel sizes, channel counts of 3), not
 #: problem scale: shrinking leaves them alone.
 _MIN_SCALED = 16
+#: A shrunk size stays a multiple of gcd(original, this): what a vector load, a warp or a tile
+#: of up to 32 may assume at the problem's own sizes still holds (:meth:`Problem.shrunk`).
+_KEPT_ALIGNMENT = 32
 
 
 class Problem(BaseModel):
@@ -86,22 +89,36 @@ class Problem(BaseModel):
 
         Only sizes of at least 16 scale (kernel sizes and small channel counts keep their
         value), each by the same factor (the largest that fits, found by bisection), rounded
-        and never below 16 or above the original. The original sizes when they already fit.
+        and never below 16 or above the original. Each keeps the original's divisibility by
+        powers of two up to 32 (:data:`_KEPT_ALIGNMENT`; less where the smallest sizes at 32
+        would not fit the budget): a candidate may rely on what the
+        problem's sizes guarantee (``float4`` loads along a row of 4096, warps or 32-wide tiles
+        without a tail), and a shrunk size must not break a program that is right at every
+        size the problem uses. The original sizes when they already fit.
         """
         if budget <= 0:
             raise ValueError(f"work budget must be > 0, got {budget}")
         if not any(v >= _MIN_SCALED for v in self.sizes.values()) or self.work() <= budget:
             return dict(self.sizes)
 
-        def at(factor: float) -> dict[str, int]:
-            return {k: max(_MIN_SCALED, min(v, round(v * factor))) if v >= _MIN_SCALED else v
-                    for k, v in self.sizes.items()}
+        def at(factor: float, alignment: int) -> dict[str, int]:
+            out = {}
+            for k, v in self.sizes.items():
+                step = math.gcd(v, alignment)
+                out[k] = max(_MIN_SCALED, step, min(v, step * round(v * factor / step))) \
+                    if v >= _MIN_SCALED else v
+            return out
 
+        # The largest alignment whose smallest sizes still fit (four dimensions at 32 each are
+        # 16 times a 2^16 budget; at 16, as before).
+        alignment = _KEPT_ALIGNMENT
+        while alignment > 1 and self.work(at(0.0, alignment)) > budget:
+            alignment //= 2
         low, high = 0.0, 1.0
         for _ in range(40):
             mid = (low + high) / 2
-            low, high = (mid, high) if self.work(at(mid)) <= budget else (low, mid)
-        return at(low)
+            low, high = (mid, high) if self.work(at(mid, alignment)) <= budget else (low, mid)
+        return at(low, alignment)
 
     def task_spec(self) -> TaskSpec:
         """The problem as a task of kind ``kernelbench`` (no launcher arguments)."""

@@ -63,7 +63,8 @@ def test_shrink_scales_large_sizes_to_the_budget_and_keeps_small_ones(tmp_path):
     assert p.work() == 2 * 1024 * 1024
     assert p.shrunk(2.0 ** 21) == {"N": 1024}
     small = p.shrunk(2.0 ** 16)
-    assert small["N"] == 181  # 2 * 181^2 = 65522 <= 65536 < 2 * 182^2
+    # 2 * 181^2 = 65522 fits, but 1024 is a multiple of 32 and so is every shrunk N: 160.
+    assert small["N"] == 160
     f = tmp_path / "conv.py"
     f.write_text("import torch\nclass Model: pass\n"
                  "def get_inputs(): return [torch.randn(batch, channels, width, width + 2)]\n"
@@ -78,3 +79,21 @@ def test_task_spec_of_kind_kernelbench():
     spec = load_problem(DATA / "5_matmul.py").task_spec()
     assert spec.kind == "kernelbench" and spec.problem.endswith("5_matmul.py")
     assert spec.args == [] and spec.sizes == {"M": 70, "K": 45, "N": 83}
+
+
+def test_shrink_keeps_the_divisibility_the_problem_guarantees(tmp_path):
+    f = tmp_path / "mv.py"
+    f.write_text("import torch\nclass Model: pass\nM = 256\nK = 131072\nODD = 1000\n"
+                 "def get_inputs(): return [torch.randn(M, K), torch.randn(K, 1), torch.randn(ODD)]\n")
+    p = load_problem(f)
+    small = p.shrunk(2.0 ** 16)
+    # A float4 row walk or 32-wide tiles that need no tail at K = 131072 need none here either;
+    # 1000 = 8 * 125 keeps its factor 8 and no more.
+    assert small["K"] % 32 == 0 and small["M"] % 32 == 0 and small["ODD"] % 8 == 0
+    assert p.work(small) <= 2.0 ** 16
+    four = tmp_path / "four.py"
+    four.write_text("import torch\nclass Model: pass\nB = 64\nC = 64\nH = 512\nW = 512\n"
+                    "def get_inputs(): return [torch.randn(B, C, H, W)]\n")
+    # Four dimensions at 32 each would be 16 times the budget: the alignment drops to 16.
+    q = load_problem(four)
+    assert q.shrunk(2.0 ** 16) == {"B": 16, "C": 16, "H": 16, "W": 16}
