@@ -125,3 +125,21 @@ def test_a_kernel_that_returns_torchs_answer_fails_at_run_time(candidate, monkey
                                  resolve_problem("5", DATA / "problems"), backend="cpu", seed=1)
     assert verdict.equivalent is False and verdict.failure == "hacking", verdict.detail
     assert "no_library_delegation" in verdict.detail and "aten.mm" in verdict.detail
+
+
+@pytest.mark.kernelbench
+@pytest.mark.slow
+@pytest.mark.skipif(not _cpu_build_available(), reason="the CPU extension builder is not present")
+def test_a_tensor_operator_in_cpp_passes_the_text_but_not_the_run():
+    # The renaming property tests' known hole (`x * x` on tensors in C++): the text layer lets it
+    # through, the full verifier does not.
+    from structcover.tools.kernelbench.problem import resolve_problem
+    from structcover.tools.kernelbench.verify import verify_kernelbench
+    from structcover.tools.verify import hacking_py
+
+    text = (DATA / "candidates" / "elementwise_mul_tensor_operator.py").read_text()
+    assert {r.name: r for r in hacking_py.run_python_checks(text)}["no_library_delegation"].ok
+    verdict = verify_kernelbench(text, resolve_problem("1", DATA / "problems"), backend="cpu",
+                                 seed=1)
+    assert verdict.equivalent is False and verdict.failure == "hacking", verdict.detail
+    assert "no_library_delegation" in verdict.detail and "aten.mul" in verdict.detail

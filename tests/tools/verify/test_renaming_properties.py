@@ -513,8 +513,9 @@ KNOWN_HOLES = [
                             "device, so nothing else runs there")),
     pytest.param("auto z = x * x;\n(void)z;", id="tensor-operator", marks=pytest.mark.xfail(
         strict=True, reason="at::mul spelled as the operator `x * x` on tensors (Python: `a * b`, "
-                            "`a.__mul__(b)`): telling tensors from scalars needs types; only "
-                            "the KernelBench dispatch watch sees it, at run time")),
+                            "`a.__mul__(b)`): telling tensors from scalars needs types; the "
+                            "KernelBench dispatch watch stops it at run time (test_dispatch_watch"
+                            ".py::test_a_tensor_operator_in_cpp_passes_the_text_but_not_the_run)")),
 ]
 
 
