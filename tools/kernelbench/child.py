@@ -275,6 +275,12 @@ def run_candidate(job: dict[str, Any], folder: Path) -> dict[str, Any]:
                 "detail": "constructing ModelNew: " + _short(exc)}
     # Only the inputs: the reference's outputs are never readable from the candidate's process.
     in_meta = json.loads((Path(job["inputs_dir"]) / "inputs.json").read_text())
+    if job.get("probe_only"):  # precision_probe.py: asked for after a precision failure
+        from structcover.tools.kernelbench import cpu_shims
+        from structcover.tools.kernelbench.precision_probe import run_probe
+
+        inputs = _load_inputs(Path(job["inputs_dir"]) / "in_0.npz", in_meta[0], device)
+        return {"status": "ok", "probe": run_probe(model, inputs, cpu_shims.LOADED)}
     trials: list[dict[str, Any]] = []
     flags: list[str] = []
     kept: list[tuple[list[Any], list[Any]]] = []  # earlier outputs and their snapshots

@@ -26,7 +26,11 @@ import importlib.util
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["install_cpu_shims", "map_device"]
+__all__ = ["LOADED", "install_cpu_shims", "map_device"]
+
+#: The CPU-built extension modules the candidate loaded, in order (the precision probe fixes
+#: their emulator schedule).
+LOADED: list[Any] = []
 
 #: Factories whose ``device=`` keyword the shims rewrite.
 _FACTORIES = ("empty", "zeros", "ones", "full", "rand", "randn", "randint", "arange",
@@ -139,6 +143,7 @@ def _install_load_inline(extensions: dict[str, str]) -> None:
             raise RuntimeError(f"load_inline({name!r}): cannot load the CPU build")
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
+        LOADED.append(module)
         return module
 
     cpp_extension.load_inline = load_inline  # type: ignore[assignment]

@@ -302,9 +302,28 @@ def verify_kernelbench(candidate_text: str, problem: Problem, *,
         cand = run_child(job, work, work / "cand", device=device, ro=libs,
                          timeout_s=timeout_s)
         notes += cand.notes
-        return conclude(candidate_text, problem, seed, ref.result, ref_dir, cand.result,
-                        work / "cand", backend=kind, compiled=bool(exts) or None, notes=notes,
-                        hacking_flags=flags)
+        verdict = conclude(candidate_text, problem, seed, ref.result, ref_dir, cand.result,
+                           work / "cand", backend=kind, compiled=bool(exts) or None, notes=notes,
+                           hacking_flags=flags)
+        if verdict.failure == "precision" and built and not triton:
+            verdict = _probed(verdict, job, work, libs, timeout_s)
+        return verdict
+
+
+def _probed(verdict: Verdict, job: dict[str, Any], work: Path, libs: list[Path],
+            timeout_s: float) -> Verdict:
+    """A precision failure checked by the response probe (``precision_probe.py``): it stands
+    where an output ignores small input nudges, and is withdrawn where all follow them."""
+    from structcover.tools.kernelbench.precision_probe import reconsider
+
+    out = run_child({**job, "probe_only": True}, work, work / "probe", device="cpu", ro=libs,
+                    timeout_s=timeout_s)
+    probe = out.result.get("probe") or {"ran": False, "why": out.result.get("detail", "")}
+    stands, why = reconsider(verdict.detail, probe)
+    if stands:
+        return verdict.model_copy(update={"detail": f"{verdict.detail}; {why}"})
+    return verdict.model_copy(update={"equivalent": True, "failure": None, "detail": "",
+                                      "notes": [*verdict.notes, why]})
 
 
 def conclude(candidate_text: str, problem: Problem, seed: int, ref: dict[str, Any],

@@ -42,6 +42,17 @@ def test_float16_work_on_a_float32_problem_fails_as_precision(candidate, problem
     assert verdict.precision_ratio is not None and verdict.precision_ratio > 4 * PRECISION_FACTOR
     assert "output 0: error" in verdict.detail and "float16" in verdict.detail
     assert verdict.tolerance_rule.startswith("precision:")
+    # The response probe confirms it: the outputs ignore small nudges of the inputs.
+    assert "did not follow nudges" in verdict.detail
+
+
+def test_a_float32_approximation_of_the_function_passes():
+    # tanh-form GELU: ~2000x the reference's own error, like a float16 computation, but its
+    # outputs follow small input nudges (precision_probe.py): the tolerance decides, and passes.
+    verdict = _check("gelu_tanh_cuda.py", "10")
+    assert verdict.equivalent is True, f"{verdict.failure}: {verdict.detail}"
+    assert verdict.precision_ratio is not None and verdict.precision_ratio > 4 * PRECISION_FACTOR
+    assert any("follows nudges" in n for n in verdict.notes), verdict.notes
 
 
 def test_a_problem_that_allows_float16_accepts_it(tmp_path):
