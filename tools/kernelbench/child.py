@@ -153,6 +153,37 @@ def _delegation(job: dict[str, Any], watch: Any, launches_before: int, trial: in
     return "; ".join(f for f in found if f)
 
 
+def _fallback_call(model: Any, job: dict[str, Any], in_meta: list[Any], device: str) -> str:
+    """The fault-injection call (CPU path): ``forward`` once more on trial 0's inputs with every
+    extension call failing at entry. An honest candidate lets the failure reach its caller (or
+    returns without computing); one that answers with torch instead has a fallback, which the
+    compute watch sees. Returns the hacking detail, or ''."""
+    import torch
+
+    from structcover.tools.kernelbench import cpu_shims
+
+    if not job.get("watch_torch") or not cpu_shims.LOADED:
+        return ""
+    inputs = _load_inputs(Path(job["inputs_dir"]) / "in_0.npz", in_meta[0], device)
+    watch = _watch(job)
+    for module in cpu_shims.LOADED:
+        module._sc_inject(True)
+    try:
+        with torch.no_grad(), watch:
+            model(*inputs)
+    except Exception:  # noqa: BLE001 - the failure reached the caller: what an honest one does
+        return ""
+    finally:
+        for module in cpu_shims.LOADED:
+            module._sc_inject(False)
+    if not getattr(watch, "compute", None):
+        return ""
+    ops = ", ".join(f"aten.{op} x{n}" for op, n in list(watch.compute.items())[:5])
+    return ("no_fallback: with every extension call failing (the fault-injection call), forward "
+            f"still returned, computing with torch ({ops}): a fallback to the reference op "
+            "when the kernel fails")
+
+
 def _cuda() -> Any:
     import torch
 
@@ -328,6 +359,9 @@ def run_candidate(job: dict[str, Any], folder: Path) -> dict[str, Any]:
         kept.append((outputs, [o.detach().to("cpu", copy=True) for o in outputs]))
         trials.append({"outputs": _save(folder / f"out_{t}.npz", outputs),
                        "inputs": _save(folder / f"after_{t}.npz", inputs)})
+    fallback = "" if _gpu(job) else _fallback_call(model, job, in_meta, device)
+    if fallback:
+        return {"status": "error", "failure": "hacking", "detail": fallback, "trials": trials}
     result: dict[str, Any] = {"status": "ok", "trials": trials, "flags": flags, "timing": None}
     if _gpu(job):
         from structcover.tools.kernelbench.gpu_protocol import async_work_check

@@ -105,4 +105,10 @@ int sc_kb_status(void) {
   return sc::G().status;
 }
 
+// The KernelBench fault-injection call (child.py): while on, every extension call fails at
+// entry as a failed launch or sync would make it fail on a GPU.
+static int g_inject = 0;
+void sc_kb_inject(int on) { g_inject = on; }
+int sc_kb_injecting(void) { return g_inject; }
+
 }  // extern "C"

@@ -7,6 +7,7 @@
 // the wrapper turns a non-ok status after (or during) a call into a Python exception,
 // `<module>.EmulatorFault` (a RuntimeError), whose message is "<status>: <detail>".
 // `<module>._sc_status()` gives (status, detail, launches) of the last call;
+// `<module>._sc_inject(on)` makes every call fail at entry (the fault-injection call);
 // `<module>._sc_configure(workers, schedule, seed, timeout_s, strict_pointers)` sets the fiber
 // schedule for later calls: 0 forward, 1 reverse, 2 random, -1 (the default) one after another
 // per call.
@@ -26,6 +27,8 @@ void sc_kb_begin(void);
 int sc_kb_status(void);
 const char* sc_detail(void);
 long sc_launch_count(void);
+void sc_kb_inject(int on);
+int sc_kb_injecting(void);
 }
 
 namespace sc_kb {
@@ -54,6 +57,9 @@ inline void check() {
 template <class L, class R, class... A>
 auto guard_impl(L fn, R (L::*)(A...) const) {
   return [fn = std::move(fn)](A... args) -> R {
+    if (sc_kb_injecting())
+      throw Fault("crash: injected failure: the verifier's fault-injection call fails every "
+                  "extension call, as a failed CUDA launch or sync would");
     sc_kb_begin();
     try {
       if constexpr (std::is_void_v<R>) {
@@ -91,6 +97,8 @@ inline void define_controls(pybind11::module_& m) {
     return std::make_tuple(std::string(status_name(s)), std::string(sc_detail()),
                            sc_launch_count());
   }, "(status, detail, launches) of the last call.");
+  m.def("_sc_inject", &sc_kb_inject, pybind11::arg("on"),
+        "While on, every extension call fails at entry (the fault-injection call).");
 }
 
 }  // namespace sc_kb
