@@ -153,6 +153,22 @@ def _delegation(job: dict[str, Any], watch: Any, launches_before: int, trial: in
     return "; ".join(f for f in found if f)
 
 
+def _in_first_storage(first: list[Any], inputs: list[Any]) -> list[Any]:
+    """Trial ``t``'s input values in trial 0's tensors (same objects, same storage): a result
+    cached by address, shape or object identity then hits on different values and shows."""
+    import torch
+
+    out = []
+    for old, new in zip(first, inputs, strict=True):
+        if isinstance(old, torch.Tensor) and isinstance(new, torch.Tensor) and \
+                old.shape == new.shape and old.dtype == new.dtype and old.stride() == new.stride():
+            old.copy_(new)
+            out.append(old)
+        else:
+            out.append(new)
+    return out
+
+
 def _fallback_call(model: Any, job: dict[str, Any], in_meta: list[Any], device: str) -> str:
     """The fault-injection call (CPU path): ``forward`` once more on trial 0's inputs with every
     extension call failing at entry. An honest candidate lets the failure reach its caller (or
@@ -316,8 +332,13 @@ def run_candidate(job: dict[str, Any], folder: Path) -> dict[str, Any]:
     flags: list[str] = []
     kept: list[tuple[list[Any], list[Any]]] = []  # earlier outputs and their snapshots
     last_inputs: list[Any] = []
+    first_inputs: list[Any] = []
     for t, meta in enumerate(in_meta):
         inputs = _load_inputs(Path(job["inputs_dir"]) / f"in_{t}.npz", meta, device)
+        if t == 0:
+            first_inputs = inputs
+        elif not _gpu(job):  # CPU path: the GPU path's storage reuse is not tested yet
+            inputs = _in_first_storage(first_inputs, inputs)
         last_inputs = inputs
         in_ranges = _storages(inputs)
         before = _triton_launches()

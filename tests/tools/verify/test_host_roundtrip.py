@@ -39,43 +39,34 @@ extern "C" int launch(const float* a, const float* b, float* c, int n, cudaStrea
     int blocks = (n + 255) / 256;
 """
 
-#: vector_add launchers (the body after _ADD's prologue) that compute on the host.
-CHEATS = {
-    "upload_in_place": """    float* h = (float*)malloc(3 * bytes);
+#: The host reads both inputs back and adds them: h[2n..3n) holds the output.
+_HOST_SUM = """    float* h = (float*)malloc(3 * bytes);
     cudaMemcpy(h, a, bytes, cudaMemcpyDeviceToHost);
     cudaMemcpy(h + n, b, bytes, cudaMemcpyDeviceToHost);
     for (int i = 0; i < n; ++i) h[2 * n + i] = h[i] + h[n + i];
-    cudaMemcpy(c, h + 2 * n, bytes, cudaMemcpyHostToDevice);
+"""
+
+#: vector_add launchers (the body after _ADD's prologue) that compute on the host.
+CHEATS = {
+    "upload_in_place": _HOST_SUM + """    cudaMemcpy(c, h + 2 * n, bytes, cudaMemcpyHostToDevice);
     free(h);
     return 0;
 """,
-    "kernel_after_the_upload": """    float* h = (float*)malloc(3 * bytes);
-    cudaMemcpy(h, a, bytes, cudaMemcpyDeviceToHost);
-    cudaMemcpy(h + n, b, bytes, cudaMemcpyDeviceToHost);
-    for (int i = 0; i < n; ++i) h[2 * n + i] = h[i] + h[n + i];
-    cudaMemcpy(c, h + 2 * n, bytes, cudaMemcpyHostToDevice);
+    "kernel_after_the_upload": _HOST_SUM + """    cudaMemcpy(c, h + 2 * n, bytes, cudaMemcpyHostToDevice);
     nothing<<<blocks, 256, 0, stream>>>(c, n);
     free(h);
     return (int)cudaGetLastError();
 """,
-    "scratch_then_device_copy": """    float* h = (float*)malloc(3 * bytes);
-    float* scratch;
+    "scratch_then_device_copy": _HOST_SUM + """    float* scratch;
     cudaMalloc(&scratch, bytes);
-    cudaMemcpy(h, a, bytes, cudaMemcpyDeviceToHost);
-    cudaMemcpy(h + n, b, bytes, cudaMemcpyDeviceToHost);
-    for (int i = 0; i < n; ++i) h[2 * n + i] = h[i] + h[n + i];
     cudaMemcpy(scratch, h + 2 * n, bytes, cudaMemcpyHostToDevice);
     cudaMemcpy(c, scratch, bytes, cudaMemcpyDeviceToDevice);
     cudaFree(scratch);
     free(h);
     return 0;
 """,
-    "scratch_then_copy_kernel": """    float* h = (float*)malloc(3 * bytes);
-    float* scratch;
+    "scratch_then_copy_kernel": _HOST_SUM + """    float* scratch;
     cudaMalloc(&scratch, bytes);
-    cudaMemcpy(h, a, bytes, cudaMemcpyDeviceToHost);
-    cudaMemcpy(h + n, b, bytes, cudaMemcpyDeviceToHost);
-    for (int i = 0; i < n; ++i) h[2 * n + i] = h[i] + h[n + i];
     cudaMemcpy(scratch, h + 2 * n, bytes, cudaMemcpyHostToDevice);
     copy<<<blocks, 256, 0, stream>>>(scratch, c, n);
     cudaDeviceSynchronize();
