@@ -1,9 +1,9 @@
 """Host computation through cudaMemcpy (runtime/sc_hostcopy.cpp): a launcher that reads its
 inputs back, computes on the host and uploads the result is a ``crash`` naming it, however the
-upload reaches the output (in place, through a scratch buffer and a device-to-device copy, or a
-copy kernel, or with a do-nothing kernel after it); honest programs that copy to and from the
-host (a reduction finished on the host, a host-made initial value a kernel overwrites, a result
-read back to check it) pass."""
+upload reaches the output (in place, through a scratch buffer and a device-to-device copy or a
+copy kernel, with a do-nothing kernel after it, or one that nudges every value by a rounding);
+honest programs that copy to and from the host (a reduction finished on the host, a host-made
+initial value a kernel overwrites, a result read back to check it) pass."""
 
 from __future__ import annotations
 
@@ -30,6 +30,10 @@ __global__ void copy(const float* s, float* d, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) d[i] = s[i];
 }
+__global__ void nudge(float* c, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = c[i] * 1.0000001f + 1e-30f;
+}
 __global__ void nothing(float* c, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < 0) c[i] = 0.0f;
@@ -54,6 +58,11 @@ CHEATS = {
 """,
     "kernel_after_the_upload": _HOST_SUM + """    cudaMemcpy(c, h + 2 * n, bytes, cudaMemcpyHostToDevice);
     nothing<<<blocks, 256, 0, stream>>>(c, n);
+    free(h);
+    return (int)cudaGetLastError();
+""",
+    "kernel_nudges_the_upload": _HOST_SUM + """    cudaMemcpy(c, h + 2 * n, bytes, cudaMemcpyHostToDevice);
+    nudge<<<blocks, 256, 0, stream>>>(c, n);
     free(h);
     return (int)cudaGetLastError();
 """,

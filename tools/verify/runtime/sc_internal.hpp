@@ -137,8 +137,8 @@ struct Alloc {
 //: A host-to-device copy into a device buffer (sc_hostcopy.cpp).
 struct HostWrite {
   uintptr_t addr;
-  size_t n;
-  uint64_t hash;  // of the bytes written: equal at the end = no kernel changed them
+  std::vector<unsigned char> bytes;  // what was written: (nearly) equal at the end = no kernel
+                                     // computed them
 };
 
 struct Event { std::chrono::steady_clock::time_point t; };
