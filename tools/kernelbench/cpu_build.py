@@ -7,8 +7,14 @@ extension's ``functions`` as torch's ``load_inline`` would, built from:
   exactly as for corpus programs (kernels and ``<<<>>>`` launches, shared memory, race-checked
   read-modify-writes; ``tools/verify/rewriter.py``), then compiled as C++20 with g++ against
   torch's headers (``-D_GLIBCXX_USE_CXX11_ABI`` as torch was built);
-* the C++ sources, with ``#include <torch/extension.h>`` first, and a ``PYBIND11_MODULE``
-  generated from ``functions`` (each wrapped so an emulator fault raises, ``shims/sc_kb_module.hpp``);
+* the C++ sources, with ``#include <torch/extension.h>`` first, and the module: in a *light*
+  build (:func:`light_possible`: the text names its ``functions`` and needs nothing past
+  ``torch/types.h``) boxed entries (``shims/sc_kb_boxed.hpp``) for the trusted module library
+  (``shims/sc_kb_pymodule.cpp``), with ``torch/extension.h`` meaning ``torch/types.h``; in a
+  *full* build a ``PYBIND11_MODULE`` generated from ``functions`` (each wrapped so an emulator
+  fault raises, ``shims/sc_kb_module.hpp``). A light build costs about a quarter of a full one
+  (pybind11's and ``torch/all.h``'s inline code is most of a full build); text that does not
+  build light is built full;
 * shims for torch's CUDA-specific API (``shims/``: stream look-ups, device guards, error checks,
   ``is_cuda()`` / ``kCUDA`` meaning the CPU), found first on the include path or force-included,
   never by editing the user's text (docs/KERNELBENCH.md, "The CPU build").
@@ -16,13 +22,12 @@ extension's ``functions`` as torch's ``load_inline`` would, built from:
 Both parts form one translation unit (torch's headers are then instantiated once, which halves
 the build); a name defined ``static`` in both the C++ and the CUDA sources, legal for torch's two
 units, is a redefinition here. The translation unit is compiled and linked by g++ in the jail
-(``jail.run_compiler``). What stays outside the jail is trusted: the precompiled
-``torch/extension.h`` (once per torch version, compiler and flags) and the shared emulator
-runtime (``libsc_kbrt-<key>.so``: the emulator's runtime objects plus ``shims/sc_kb_bridge.cpp``,
-which routes torch's CPU allocator through the emulator's guarded device allocator). Both, and
-every built extension, are content-addressed and sealed in the emulator's build cache
-(``tools/verify/buildcache.py``). The runtime library is copied beside the extension, which finds
-it through ``$ORIGIN``, so ``work_dir`` is all a sandboxed child needs to read.
+(``jail.run_compiler``). What stays outside the jail is trusted and built once
+(``cpu_toolchain.py``): the precompiled headers, the shared emulator runtime
+(``libsc_kbrt-<key>.so``) and the light builds' module library (``libsc_kbpy-<key>.so``). They,
+and every built extension, are content-addressed and sealed in the emulator's build cache
+(``tools/verify/buildcache.py``). The libraries are copied beside the extension, which finds
+them through ``$ORIGIN``, so ``work_dir`` is all a sandboxed child needs to read.
 """
 
 from __future__ import annotations
