@@ -46,6 +46,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from structcover.tools.kernelbench.child_behaviour import fallback_call, in_first_storage
 from structcover.tools.kernelbench.child_fp64 import fp64_outputs, save_fp64, widened
 from structcover.tools.kernelbench.child_io import (
     _flatten,
@@ -151,53 +152,6 @@ def _delegation(job: dict[str, Any], watch: Any, launches_before: int, trial: in
                      "(the candidate's @triton.jit functions are a decoy; the output came from "
                      "elsewhere)")
     return "; ".join(f for f in found if f)
-
-
-def _in_first_storage(first: list[Any], inputs: list[Any]) -> list[Any]:
-    """Trial ``t``'s input values in trial 0's tensors (same objects, same storage): a result
-    cached by address, shape or object identity then hits on different values and shows."""
-    import torch
-
-    out = []
-    for old, new in zip(first, inputs, strict=True):
-        if isinstance(old, torch.Tensor) and isinstance(new, torch.Tensor) and \
-                old.shape == new.shape and old.dtype == new.dtype and old.stride() == new.stride():
-            old.copy_(new)
-            out.append(old)
-        else:
-            out.append(new)
-    return out
-
-
-def _fallback_call(model: Any, job: dict[str, Any], in_meta: list[Any], device: str) -> str:
-    """The fault-injection call (CPU path): ``forward`` once more on trial 0's inputs with every
-    extension call failing at entry. An honest candidate lets the failure reach its caller (or
-    returns without computing); one that answers with torch instead has a fallback, which the
-    compute watch sees. Returns the hacking detail, or ''."""
-    import torch
-
-    from structcover.tools.kernelbench import cpu_shims
-
-    if not job.get("watch_torch") or not cpu_shims.LOADED:
-        return ""
-    inputs = _load_inputs(Path(job["inputs_dir"]) / "in_0.npz", in_meta[0], device)
-    watch = _watch(job)
-    for module in cpu_shims.LOADED:
-        module._sc_inject(True)
-    try:
-        with torch.no_grad(), watch:
-            model(*inputs)
-    except Exception:  # noqa: BLE001 - the failure reached the caller: what an honest one does
-        return ""
-    finally:
-        for module in cpu_shims.LOADED:
-            module._sc_inject(False)
-    if not getattr(watch, "compute", None):
-        return ""
-    ops = ", ".join(f"aten.{op} x{n}" for op, n in list(watch.compute.items())[:5])
-    return ("no_fallback: with every extension call failing (the fault-injection call), forward "
-            f"still returned, computing with torch ({ops}): a fallback to the reference op "
-            "when the kernel fails")
 
 
 def _cuda() -> Any:
@@ -338,7 +292,7 @@ def run_candidate(job: dict[str, Any], folder: Path) -> dict[str, Any]:
         if t == 0:
             first_inputs = inputs
         elif not _gpu(job):  # CPU path: the GPU path's storage reuse is not tested yet
-            inputs = _in_first_storage(first_inputs, inputs)
+            inputs = in_first_storage(first_inputs, inputs)
         last_inputs = inputs
         in_ranges = _storages(inputs)
         before = _triton_launches()
@@ -380,7 +334,10 @@ def run_candidate(job: dict[str, Any], folder: Path) -> dict[str, Any]:
         kept.append((outputs, [o.detach().to("cpu", copy=True) for o in outputs]))
         trials.append({"outputs": _save(folder / f"out_{t}.npz", outputs),
                        "inputs": _save(folder / f"after_{t}.npz", inputs)})
-    fallback = "" if _gpu(job) else _fallback_call(model, job, in_meta, device)
+    fallback = ""
+    if not _gpu(job) and job.get("watch_torch"):
+        inputs = _load_inputs(Path(job["inputs_dir"]) / "in_0.npz", in_meta[0], device)
+        fallback = fallback_call(model, inputs, _watch(job))
     if fallback:
         return {"status": "error", "failure": "hacking", "detail": fallback, "trials": trials}
     result: dict[str, Any] = {"status": "ok", "trials": trials, "flags": flags, "timing": None}
