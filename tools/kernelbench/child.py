@@ -154,6 +154,21 @@ def _delegation(job: dict[str, Any], watch: Any, launches_before: int, trial: in
     return "; ".join(f for f in found if f)
 
 
+def _clocks(job: dict[str, Any]) -> Any:
+    """The clock and timing-API calls of one trial's ``forward`` (``timing_watch``; CPU path)."""
+    if _gpu(job):
+        return contextlib.nullcontext(None)
+    from structcover.tools.kernelbench.timing_watch import watching
+
+    return watching()
+
+
+def _timing(clock_calls: Any, trial: int) -> str:
+    from structcover.tools.kernelbench.timing_watch import finding
+
+    return finding(clock_calls, trial) if clock_calls else ""
+
+
 def _cuda() -> Any:
     import torch
 
@@ -191,6 +206,9 @@ def _prepare(job: dict[str, Any]) -> tuple[ModuleType, str]:
         from structcover.tools.kernelbench.cpu_shims import install_cpu_shims
 
         install_cpu_shims(job.get("extensions", {}))
+        from structcover.tools.kernelbench.timing_watch import install_timing_watch
+
+        install_timing_watch()  # after the shims: their torch.cuda.synchronize is the one wrapped
         if job.get("triton"):
             # Before the candidate's `@triton.jit`s run: interpreter checks, autotune rule.
             from structcover.tools.kernelbench.triton_path import install_cpu_triton
@@ -298,7 +316,7 @@ def run_candidate(job: dict[str, Any], folder: Path) -> dict[str, Any]:
         before = _triton_launches()
         watch = _watch(job)
         try:
-            with torch.no_grad(), watch:
+            with torch.no_grad(), watch, _clocks(job) as clock_calls:
                 outputs = _flatten(model(*inputs))
             if _gpu(job):
                 _cuda().synchronize()
@@ -307,7 +325,7 @@ def run_candidate(job: dict[str, Any], folder: Path) -> dict[str, Any]:
             return {"status": "error", "failure": kind, "trial": t, "flags": flags,
                     "detail": _short(exc) if kind == "unsupported"
                     else f"trial {t}: forward raised " + _short(exc)}
-        finding = _delegation(job, watch, before, t)
+        finding = _delegation(job, watch, before, t) or _timing(clock_calls, t)
         if finding:
             return {"status": "error", "failure": "hacking", "trial": t, "flags": flags,
                     "detail": finding}

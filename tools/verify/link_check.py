@@ -30,7 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 
 #: Version of the rules below (part of every program library's cache key).
-POLICY = "link-1"
+POLICY = "link-2"
 _enabled = True
 
 
@@ -72,6 +72,21 @@ DENIED: dict[str, str] = {
     **{n: "looks symbols up at run time" for n in (
         "dlsym", "dlvsym", "dlopen", "dlmopen", "dladdr", "dladdr1", "dlinfo",
         "dl_iterate_phdr")},
+    # Timing tampering (the text check ``no_timing_tampering``, here by what is linked): a
+    # launcher gets its stream from the caller and has no use for a clock or an event, except to
+    # change what the caller's timer measures; work on its own stream escapes that timer.
+    **{n: "creates its own stream (work off the given stream escapes the caller's timer)"
+       for n in ("cudaStreamCreate", "cudaStreamCreateWithFlags", "cudaStreamCreateWithPriority",
+                 "cuStreamCreate", "cuStreamCreateWithPriority")},
+    **{n: "uses CUDA events (a launcher's events only serve a timer)" for n in (
+        "cudaEventCreate", "cudaEventCreateWithFlags", "cudaEventRecord",
+        "cudaEventRecordWithFlags", "cudaEventElapsedTime", "cuEventCreate", "cuEventRecord",
+        "cuEventElapsedTime")},
+    **{n: "reads a host clock (timing tampering)" for n in (
+        "clock_gettime", "__clock_gettime", "__clock_gettime64", "gettimeofday", "clock",
+        "time", "timespec_get", "ftime", "times", "getrusage",
+        "_ZNSt6chrono3_V212system_clock3now", "_ZNSt6chrono3_V212steady_clock3now",
+        "_ZNSt6chrono12system_clock3now", "_ZNSt6chrono12steady_clock3now")},
 }
 _PREFIXES = tuple(n for n in DENIED if n.startswith("_Z"))
 

@@ -849,7 +849,8 @@ def test_a_disguised_python_use_is_still_rejected(key, disguise, data):
 
 #: APIs the link check refuses by symbol (``link_check.DENIED``), and the disguises that keep
 #: their name out of the text entirely (a split string); the text checks are not consulted.
-LINKED = ["pthread_create", "fork", "dlsym"]
+LINKED = ["pthread_create", "fork", "dlsym", "cudaStreamCreate", "cudaEventRecord",
+          "clock_gettime", "clock"]
 LINK_DISGUISES = ["asm_label", "weakref", "redefine_extname", "dlsym_by_label"]
 
 
@@ -871,7 +872,7 @@ def _link_refusal(source: str, cache: Path) -> str | None:
 
 @needs_cxx
 @pytest.mark.slow
-@settings(max_examples=4, derandomize=True, deadline=None, database=None,
+@settings(max_examples=8, derandomize=True, deadline=None, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data())
 def test_a_compiled_disguise_is_refused_by_the_link_check(emu_cache, data):
