@@ -63,7 +63,8 @@ CUDA: Any = None
 
 #: Exception text -> failure kind (the CPU build's runtime names what it found: ``EmulatorFault:
 #: race: ...``; torch's load_inline on the GPU path: ``Error building extension``).
-_KINDS = ((r"error building extension", "compile-error"), (r"\brace\b", "race"),
+_KINDS = ((r"error building extension", "compile-error"), (r"\bno_timing_tampering\b", "hacking"),
+          (r"\brace\b", "race"),
           (r"\bdeadlock", "deadlock"), (r"\bout[- ]of[- ]bounds\b", "out-of-bounds"),
           (r"\buninitiali[sz]ed\b", "uninitialised-read"), (r"\bunsupported\b", "unsupported"))
 

@@ -52,7 +52,7 @@ def _library_roots() -> tuple[str, ...]:
 
     paths = sysconfig.get_paths()
     roots = {paths["stdlib"], paths["platstdlib"], paths["purelib"], paths["platlib"],
-             *(str(Path(m.__file__).resolve().parent) for m in (structcover, structcover.tools))}
+             *(str(Path(m.__file__ or ".").resolve().parent) for m in (structcover, structcover.tools))}
     return tuple(sorted(r.rstrip("/") + "/" for r in roots if r))
 
 

@@ -499,18 +499,18 @@ def test_a_disguised_cxx_use_is_still_rejected(key, disguise, data):
     assert _rejected(source), f"not rejected:\n{source}"
 
 
-#: Spellings the text checks still let through, each stopped (if at all) by another layer;
-#: strict, so a fix shows up as an XPASS to move into the tables above.
+#: Spellings the text checks still let through, each stopped by a run-time layer (named in its
+#: reason, tested there); strict, so a text fix shows up as an XPASS to move into the tables.
 KNOWN_HOLES = [
     pytest.param("cudaStream_t side = c10::cuda::getStreamFromPool().stream();\n(void)side;",
                  id="torch-pool-stream", marks=pytest.mark.xfail(strict=True, reason=(
-                     "c10::cuda/at::cuda::getStreamFromPool is allowed as plumbing: a launch on "
-                     "that stream escapes the caller's timing events; only the GPU run-time "
-                     "side-stream check stops it, not the text checks the RL reward gates on"))),
+                     "c10::cuda/at::cuda::getStreamFromPool is allowed as plumbing by the text; "
+                     "a launch on that stream (named, aliased or made current) is stopped at run "
+                     "time: test_streams_and_devices_run.py"))),
     pytest.param("at::cuda::set_device(1);", id="torch-set-device", marks=pytest.mark.xfail(
-        strict=True, reason="at::cuda::/c10::cuda::set_device and CUDAGuard(n) with another "
-                            "device are allowed as plumbing; the KernelBench GPU child sees one "
-                            "device, so nothing else runs there")),
+        strict=True, reason="at::cuda::/c10::cuda::set_device and CUDAGuard(n) are allowed as "
+                            "plumbing by the text; another device than 0 fails at run time as in "
+                            "the one-device GPU child: test_streams_and_devices_run.py")),
     pytest.param("auto z = x * x;\n(void)z;", id="tensor-operator", marks=pytest.mark.xfail(
         strict=True, reason="at::mul spelled as the operator `x * x` on tensors (Python: `a * b`, "
                             "`a.__mul__(b)`): telling tensors from scalars needs types; the "

@@ -98,6 +98,7 @@ const char* cudaGetErrorString(cudaError_t e) {
     case cudaErrorLaunchOutOfResources: return "too many resources requested for launch";
     case cudaErrorAssert: return "device-side assert triggered";
     case cudaErrorNotSupported: return "operation not supported";
+    case cudaErrorInvalidDevice: return "invalid device ordinal";
     default: return "unspecified launch failure";
   }
 }
@@ -163,7 +164,8 @@ cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyKind k, 
   return cudaMemcpy(d, s, n, k);
 }
 cudaError_t cudaGetDevice(int* d) { *d = 0; return cudaSuccess; }
-cudaError_t cudaSetDevice(int) { return cudaSuccess; }
+// One emulated device, as the KernelBench GPU child sees one: another index is an error there.
+cudaError_t cudaSetDevice(int d) { return d == 0 ? cudaSuccess : (sc::G().last_err = cudaErrorInvalidDevice); }
 cudaError_t cudaGetDeviceCount(int* n) { *n = 1; return cudaSuccess; }
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int) {
   memset(p, 0, sizeof *p);

@@ -164,6 +164,9 @@ using ThreadFn = void (*)(void*);
 // serial: the program has no barrier or warp collective anywhere (the rewriter checks), so
 // each block's threads may run one after another as plain calls on a single fiber.
 int launch_impl(dim3 grid, dim3 block, size_t smem, ThreadFn fn, void* ctx, bool serial);
+// A launch on a stream other than the caller's (the runner and the KernelBench module give the
+// null stream): work the caller's timer does not see. Fails the run (sc_launch.cpp).
+void side_stream_launch(const void* stream);
 
 template <class F>
 static void thunk(void* p) { (*static_cast<F*>(p))(); }
@@ -209,7 +212,7 @@ void prof_grow(ProfThread* t, uintptr_t addr, unsigned size, int site, int kind)
 typedef int cudaError_t;
 enum : int {
   cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2,
-  cudaErrorInvalidConfiguration = 9, cudaErrorIllegalAddress = 700,
+  cudaErrorInvalidConfiguration = 9, cudaErrorInvalidDevice = 101, cudaErrorIllegalAddress = 700,
   cudaErrorLaunchOutOfResources = 701,
   cudaErrorLaunchTimeout = 702, cudaErrorAssert = 710, cudaErrorLaunchFailure = 719,
   cudaErrorNotSupported = 801,
@@ -309,7 +312,9 @@ namespace sc {
 // `serial` comes from the rewriter (true when the program has no barrier or warp collective)
 // as an argument, not a macro, so this header can be precompiled once for every program.
 template <class F>
-inline void launch(dim3 grid, dim3 block, size_t smem, cudaStream_t, F f, bool serial = false) {
+inline void launch(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, F f,
+                   bool serial = false) {
+  if (stream) side_stream_launch(stream);
   launch_impl(grid, block, smem, &thunk<F>, &f, serial);
 }
 }  // namespace sc

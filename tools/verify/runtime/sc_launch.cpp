@@ -3,6 +3,7 @@
 #include "sc_internal.hpp"
 
 #include <signal.h>
+#include <stdio.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <ucontext.h>
@@ -163,6 +164,14 @@ int check_config(dim3 grid, dim3 block, size_t smem) {
       grid.z > 65535 || smem > kMaxDynShared)
     return cudaErrorInvalidConfiguration;
   return cudaSuccess;
+}
+
+void side_stream_launch(const void* stream) {
+  char where[32];
+  snprintf(where, sizeof where, "%p", stream);
+  record(kCrash, std::string("no_timing_tampering: a kernel was launched on stream ") + where +
+                     ", not the caller's (a stream the program made or took from a pool): work "
+                     "off the caller's stream is what the caller's timer does not see");
 }
 
 int launch_impl(dim3 grid, dim3 block, size_t smem, ThreadFn fn, void* ctx, bool serial) {

@@ -1,7 +1,9 @@
-// CPU-path shim for <c10/cuda/CUDAStream.h>: the emulator runs every launch synchronously on
-// its default stream (a null cudaStream_t), so the current and default streams are that null
-// stream. Streams "from the pool" get distinct non-null handles, only so that code comparing
-// streams sees them differ; the emulator ignores the stream argument of a launch.
+// CPU-path shim for <c10/cuda/CUDAStream.h>: the emulator runs every launch synchronously; the
+// caller's stream (torch's current stream when forward is called) is the null cudaStream_t.
+// Streams "from the pool" get distinct non-null handles, and the current stream is tracked per
+// thread as torch tracks it (setCurrentCUDAStream, CUDAStreamGuard), so a launch on a pool
+// stream, named or made current, reaches the runtime with a non-null stream, which it refuses
+// as work off the caller's stream (sc_emu.hpp, side_stream_launch).
 #pragma once
 #include <cuda_runtime.h>
 #include <c10/core/Device.h>
@@ -38,8 +40,15 @@ inline cudaStream_t pool_stream() {
 }
 }  // namespace sc_detail
 
+namespace sc_detail {
+inline cudaStream_t& current_stream() {
+  static thread_local cudaStream_t stream = nullptr;
+  return stream;
+}
+}  // namespace sc_detail
+
 inline CUDAStream getCurrentCUDAStream(DeviceIndex device = -1) {
-  return CUDAStream(nullptr, device < 0 ? 0 : device);
+  return CUDAStream(sc_detail::current_stream(), device < 0 ? 0 : device);
 }
 inline CUDAStream getDefaultCUDAStream(DeviceIndex device = -1) {
   return CUDAStream(nullptr, device < 0 ? 0 : device);
@@ -53,7 +62,7 @@ inline CUDAStream getStreamFromPool(int /*priority*/, DeviceIndex device = -1) {
 inline CUDAStream getStreamFromExternal(cudaStream_t stream, DeviceIndex device) {
   return CUDAStream(stream, device);
 }
-inline void setCurrentCUDAStream(CUDAStream /*stream*/) {}
+inline void setCurrentCUDAStream(CUDAStream stream) { sc_detail::current_stream() = stream.stream(); }
 inline std::ostream& operator<<(std::ostream& os, const CUDAStream& s) {
   return os << "stream " << s.id() << " on device cuda:" << static_cast<int>(s.device_index());
 }
