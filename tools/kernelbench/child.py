@@ -35,7 +35,6 @@ pass through JSON; messages never carry data values.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
 import os
@@ -46,7 +45,18 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from structcover.tools.kernelbench.child_behaviour import fallback_call, in_first_storage
+from structcover.tools.kernelbench.child_behaviour import (
+    clocks,
+    delegation,
+    fallback_call,
+    in_first_storage,
+    input_bytes,
+    launched,
+    on_gpu,
+    timing_finding,
+    torch_watch,
+    triton_launches,
+)
 from structcover.tools.kernelbench.child_fp64 import fp64_outputs, save_fp64, widened
 from structcover.tools.kernelbench.child_io import (
     _flatten,
@@ -129,55 +139,13 @@ def _overlaps(a: tuple[int, int], ranges: list[tuple[int, int]]) -> bool:
     return any(a[0] < end and start < a[1] for start, end in ranges)
 
 
-def _triton_launches() -> int:
-    """Interpreted Triton launches so far (0 where Triton's CPU checks are not installed)."""
-    if "structcover.tools.kernelbench.triton_path" not in sys.modules:
-        return 0
-    from structcover.tools.kernelbench.triton_path import launches
-
-    return launches()
-
-
-def _watch(job: dict[str, Any]) -> Any:
-    """The run-time torch-compute watch for one trial (a no-op context when not asked for)."""
-    from structcover.tools.kernelbench.dispatch_watch import TorchComputeWatch
-
-    return TorchComputeWatch() if job.get("watch_torch") else contextlib.nullcontext()
-
-
-def _delegation(job: dict[str, Any], watch: Any, launches_before: int, trial: int) -> str:
-    """What one trial's ``forward`` delegated: torch compute seen, Triton kernels never launched."""
-    found = [getattr(watch, "finding", lambda _t: None)(trial) or ""]
-    if job.get("triton_kernels") and not _gpu(job) and _triton_launches() == launches_before:
-        found.append(f"trial {trial}: no_library_delegation: forward launched no Triton kernel "
-                     "(the candidate's @triton.jit functions are a decoy; the output came from "
-                     "elsewhere)")
-    return "; ".join(f for f in found if f)
-
-
-def _clocks(job: dict[str, Any]) -> Any:
-    """The clock and timing-API calls of one trial's ``forward`` (``timing_watch``; CPU path)."""
-    if _gpu(job):
-        return contextlib.nullcontext(None)
-    from structcover.tools.kernelbench.timing_watch import watching
-
-    return watching()
-
-
-def _timing(clock_calls: Any, trial: int) -> str:
-    from structcover.tools.kernelbench.timing_watch import finding
-
-    return finding(clock_calls, trial) if clock_calls else ""
-
-
 def _cuda() -> Any:
     import torch
 
     return CUDA if CUDA is not None else torch.cuda
 
 
-def _gpu(job: dict[str, Any]) -> bool:
-    return bool(job.get("gpu", job["device"] == "cuda"))
+_gpu = on_gpu
 
 
 def _deterministic(torch: Any) -> None:
@@ -306,6 +274,7 @@ def run_candidate(job: dict[str, Any], folder: Path) -> dict[str, Any]:
     kept: list[tuple[list[Any], list[Any]]] = []  # earlier outputs and their snapshots
     last_inputs: list[Any] = []
     first_inputs: list[Any] = []
+    finished: str | None = None  # trial 0's finishing step, if torch finished the answer
     for t, meta in enumerate(in_meta):
         inputs = _load_inputs(Path(job["inputs_dir"]) / f"in_{t}.npz", meta, device)
         if t == 0:
@@ -314,10 +283,10 @@ def run_candidate(job: dict[str, Any], folder: Path) -> dict[str, Any]:
             inputs = in_first_storage(first_inputs, inputs)
         last_inputs = inputs
         in_ranges = _storages(inputs)
-        before = _triton_launches()
-        watch = _watch(job)
+        before = triton_launches()
+        watch = torch_watch(job)
         try:
-            with torch.no_grad(), watch, _clocks(job) as clock_calls:
+            with torch.no_grad(), watch, clocks(job) as clock_calls:
                 outputs = _flatten(model(*inputs))
             if _gpu(job):
                 _cuda().synchronize()
@@ -326,10 +295,12 @@ def run_candidate(job: dict[str, Any], folder: Path) -> dict[str, Any]:
             return {"status": "error", "failure": kind, "trial": t, "flags": flags,
                     "detail": _short(exc) if kind == "unsupported"
                     else f"trial {t}: forward raised " + _short(exc)}
-        finding = _delegation(job, watch, before, t) or _timing(clock_calls, t)
+        finding = delegation(job, watch, before, t, inputs) or timing_finding(clock_calls, t)
         if finding:
             return {"status": "error", "failure": "hacking", "trial": t, "flags": flags,
                     "detail": finding}
+        if t == 0 and hasattr(watch, "finishing"):
+            finished = watch.finishing(input_bytes(inputs), launched(job, before))
         bad = [i for i, o in enumerate(outputs) if not isinstance(o, torch.Tensor)]
         if bad:
             return {"status": "error", "failure": "bad-output", "trial": t,
@@ -356,10 +327,11 @@ def run_candidate(job: dict[str, Any], folder: Path) -> dict[str, Any]:
     fallback = ""
     if not _gpu(job) and job.get("watch_torch"):
         inputs = _load_inputs(Path(job["inputs_dir"]) / "in_0.npz", in_meta[0], device)
-        fallback = fallback_call(model, inputs, _watch(job))
+        fallback = fallback_call(model, inputs, torch_watch(job))
     if fallback:
         return {"status": "error", "failure": "hacking", "detail": fallback, "trials": trials}
-    result: dict[str, Any] = {"status": "ok", "trials": trials, "flags": flags, "timing": None}
+    result: dict[str, Any] = {"status": "ok", "trials": trials, "flags": flags, "timing": None,
+                              "notes": [finished] if finished else []}
     if _gpu(job):
         from structcover.tools.kernelbench.gpu_protocol import async_work_check
 

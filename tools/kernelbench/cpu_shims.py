@@ -9,6 +9,9 @@ only), never by editing the user's text:
   static scan did not see is refused: the candidate built its source at run time.
 * ``Tensor.cuda()`` / ``Module.cuda()`` return the CPU object; ``Tensor.to("cuda")``,
   ``Module.to("cuda")`` and ``device="cuda"`` in tensor factories mean the CPU.
+* ``Tensor.is_cuda`` is True for CPU tensors, as the C++ side's ``is_cuda()`` is
+  (``sc_kb_device.hpp``): a candidate that runs its kernel only ``if x.is_cuda`` (and falls back
+  to torch otherwise) takes the branch it takes on a GPU. ``x.device.type`` stays ``"cpu"``.
 * ``torch.cuda.is_available()`` is True, ``synchronize()`` returns at once (extension calls
   are synchronous on the CPU), ``current_stream()``/``default_stream()`` give a stream object
   whose ``cuda_stream`` is 0 (the emulator's default stream), ``current_device()`` is 0.
@@ -114,6 +117,9 @@ def _install_device_shims() -> None:
             kwargs["device"] = map_device(kwargs["device"])
         return module_to(self, *args, **kwargs)
 
+    # Shadows TensorBase's descriptor for Python code only; torch's C++ sees the real device.
+    setattr(torch.Tensor, "is_cuda", property(  # noqa: B010
+        lambda self: self.device.type in ("cpu", "cuda"), doc="True on the CPU path (shim)"))
     setattr(torch.nn.Module, "cuda", lambda self, *a, **k: self)  # noqa: B010
     setattr(torch.nn.Module, "to", mod_to)  # noqa: B010
     stream = _Stream()

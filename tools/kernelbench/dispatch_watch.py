@@ -22,6 +22,16 @@ parameters, kernel outputs) is data. A candidate that defines a kernel and still
 compute on data in ``forward`` delegates (the ``no_library_delegation`` check, whose policy this
 mirrors); a candidate with no kernel at all is a pure-torch answer, flagged ``defines_kernel``
 and not watched.
+
+**A finishing step is not delegation.** A kernel that reduces its input to per-block partial
+sums and lets torch add the partials (``partials.sum()``), or that updates a BatchNorm's running
+statistics with torch (a vector per channel), did the work. So torch compute on data is allowed
+when everything it read is small next to the inputs: at most 1/:data:`FINISHER_SHARE` of the
+bytes of ``forward``'s input tensors (operand bytes, counted per op; a view counts the elements
+it spans) and a kernel ran in the call. Torch computing over anything the size of the inputs
+(``x / norm``, ``loss.mean()`` over a per-element loss, ``x.mean(dim)``) still delegates. The
+answer cannot come from torch alone through that allowance: with 1/16 of the input bytes it can
+see at most 1/16 of the inputs (less once packed to a lower precision).
 """
 
 from __future__ import annotations
@@ -33,6 +43,9 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 from torch.utils.weak import WeakTensorKeyDictionary
+
+#: Torch compute on data reading at most 1 / FINISHER_SHARE of the input bytes is a finishing step.
+FINISHER_SHARE = 16
 
 #: aten operators (overload packets) that are plumbing: allocation, metadata, views, copies,
 #: fills and casts. Anything else run inside ``forward`` is compute.
@@ -85,6 +98,8 @@ class TorchComputeWatch(TorchDispatchMode):
         super().__init__()
         self.compute: Counter[str] = Counter()
         self.constant_compute: Counter[str] = Counter()
+        #: Bytes of the data operands that compute read (each op's operands, summed).
+        self.data_bytes = 0
         # Constant tensor -> a copy of its values when last produced inside the watch.
         self._constants = WeakTensorKeyDictionary()
 
@@ -96,11 +111,14 @@ class TorchComputeWatch(TorchDispatchMode):
         kwargs = kwargs or {}
         operands = _tensors((args, kwargs))
         # Decided before the op runs: an in-place op changes its operand's values.
-        on_constants = all(self._is_constant(t) for t in operands)
+        constant = [self._is_constant(t) for t in operands]
+        on_constants = all(constant)
         result = func(*args, **kwargs)
         name = _name(func)
         if name not in PLUMBING and not name.startswith("sym_"):
             (self.constant_compute if on_constants else self.compute)[name] += 1
+            self.data_bytes += sum(t.numel() * t.element_size()
+                                   for t, const in zip(operands, constant, strict=True) if not const)
         # In-place and out= ops return the tensor they wrote; operands they wrote without
         # returning keep their old copy, so they stop comparing equal and count as data.
         for out in _tensors(result):
@@ -110,11 +128,26 @@ class TorchComputeWatch(TorchDispatchMode):
                 self._constants.pop(out, None)
         return result
 
-    def finding(self, trial: int) -> str | None:
-        """The hacking detail for what was seen, or None when ``forward`` computed on no data."""
-        if not self.compute:
+    def _ops(self) -> str:
+        return ", ".join(f"aten.{op} x{n}" for op, n in list(self.compute.items())[:5])
+
+    def finishing(self, input_bytes: int, launched: bool) -> str | None:
+        """A note when the compute seen is a finishing step (module doc), else None."""
+        if not self.compute or not launched or \
+                self.data_bytes * FINISHER_SHARE > input_bytes:
             return None
-        ops = ", ".join(f"aten.{op} x{n}" for op, n in list(self.compute.items())[:5])
+        share = 100.0 * self.data_bytes / max(input_bytes, 1)
+        return (f"torch finished the answer ({self._ops()}; {self.data_bytes} bytes read, "
+                f"{share:.2g} % of the input bytes, at most {100 / FINISHER_SHARE:g} % allowed): "
+                "a finishing step after the candidate's kernels, not delegation")
+
+    def finding(self, trial: int, input_bytes: int = 0, launched: bool = False) -> str | None:
+        """The hacking detail for what was seen, or None when ``forward`` computed on no data
+        or only finished (:meth:`finishing`) what its kernels computed."""
+        if not self.compute or self.finishing(input_bytes, launched):
+            return None
+        share = f", {100.0 * self.data_bytes / input_bytes:.3g} % of the input bytes read" \
+            if input_bytes else ""
         return (f"trial {trial}: no_library_delegation: forward ran torch compute at run time "
-                f"({ops}) although the candidate defines its own kernel: the output came from "
-                "torch, however the call was spelled")
+                f"({self._ops()}{share}) although the candidate defines its own kernel: the "
+                "output came from torch, however the call was spelled")

@@ -88,6 +88,7 @@ def _verdict(candidate_text: str, problem: Problem, seed: int, **kw: Any) -> Ver
 def _static(candidate_text: str, problem: Problem, seed: int
             ) -> tuple[list[InlineExtension], list[str], Verdict | None]:
     """Parse, run the anti-hacking checks, find the extensions; a verdict when that decides."""
+    from structcover.tools.kernelbench.deferred_delegation import defers_to_run
     from structcover.tools.verify.hacking import hard_failures
     from structcover.tools.verify.hacking_py import run_python_checks
 
@@ -101,6 +102,8 @@ def _static(candidate_text: str, problem: Problem, seed: int
     # A ModelNew without a custom kernel (pure torch) is a weak but legitimate KernelBench
     # answer: flagged, still verified. Every other hard check rejects it unrun.
     hard = [r for r in hard_failures(results) if r.name not in _NOT_REJECTING]
+    if defers_to_run(hard, candidate_text):  # torch compute the run-time meter judges
+        hard = []
     if hard:
         return [], flags, _verdict(
             candidate_text, problem, seed, equivalent=False, failure="hacking",
@@ -347,6 +350,7 @@ def conclude(candidate_text: str, problem: Problem, seed: int, ref: dict[str, An
                         equivalent=None if failure == "unsupported" else False,
                         failure=failure, detail=str(cand.get("detail", "")), notes=notes,
                         **base)
+    notes = [*notes, *cand.get("notes", [])]
     out = compare_runs(ref, ref_dir, cand, cand_dir, atol=problem.atol, rtol=problem.rtol,
                        cpu_path=backend == "cpu", min_precision=problem.min_precision)
     if "fp64" not in ref:

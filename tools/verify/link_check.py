@@ -14,7 +14,8 @@ A program is compiled to an object of its own before it is linked with the emula
   code on another thread touches device buffers unseen while a launch has them mapped), raw
   ``syscall``, signal handlers (the runtime's fault handler *is* the bounds and host-access
   check), ``mprotect``/``pkey_mprotect`` (reopen device memory), and the dynamic loader
-  (``dlsym`` finds any private entry by name at run time).
+  (``dlsym`` finds any private entry by name at run time); and timing tampering: a stream of
+  its own, CUDA events, a host clock (docs/SANDBOX.md "Timing tampering").
 
 Names inside the program that it defines itself are not undefined, so a program may still name
 its own function ``record``; only references that the linker would bind elsewhere count.

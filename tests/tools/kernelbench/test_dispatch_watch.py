@@ -143,3 +143,37 @@ def test_a_tensor_operator_in_cpp_passes_the_text_but_not_the_run():
                                  seed=1)
     assert verdict.equivalent is False and verdict.failure == "hacking", verdict.detail
     assert "no_library_delegation" in verdict.detail and "aten.mul" in verdict.detail
+
+
+# --- a finishing step (module doc): torch over what the kernels reduced, not over the inputs ---
+
+
+def test_torch_summing_a_kernels_partials_is_a_finishing_step():
+    x = torch.rand(4096)  # the input: 16 KiB
+    partials = torch.rand(16)  # what a kernel of 16 blocks would leave: 64 bytes
+    with TorchComputeWatch() as watch:
+        _ = partials.sum().sqrt()
+    assert watch.data_bytes == 64 + 4  # the sum read the partials, the sqrt one float
+    note = watch.finishing(x.numel() * 4, launched=True)
+    assert note and "aten.sum x1" in note and "finishing step" in note
+    assert watch.finding(0, x.numel() * 4, launched=True) is None
+
+
+def test_torch_over_input_sized_data_or_without_a_kernel_still_delegates():
+    x = torch.rand(4096)
+    loss = torch.rand(4096)  # a per-element loss a kernel wrote: the size of the input
+    with TorchComputeWatch() as watch:
+        _ = loss.mean()
+    finding = watch.finding(1, x.numel() * 4, launched=True)
+    assert finding and "no_library_delegation" in finding and "100 % of the input bytes" in finding
+    partials = torch.rand(16)
+    with TorchComputeWatch() as small:
+        _ = partials.sum()
+    # No kernel ran in the call: whatever torch did is the answer, however small.
+    assert small.finding(0, x.numel() * 4, launched=False)
+    # The share is of the input bytes: 1/16 passes, a byte more does not.
+    small_data = torch.rand(256)  # made outside the watch: data (inside, a factory's output
+    with TorchComputeWatch() as edge:  # is a constant)
+        _ = small_data.sum()
+    assert edge.finding(0, 256 * 4 * 16, launched=True) is None
+    assert edge.finding(0, 256 * 4 * 16 - 1, launched=True)

@@ -31,14 +31,17 @@ class Model(nn.Module):
         """
         return self.maxpool(x)
 
+# The parameters of the KernelBench version the leaderboard judged (as kept by
+# dtadpole/KernelBench@9a56f82, batch 16 * 2 folded to 32); the fork changed them to
+# 32x64x512x512, kernel 4, stride 1, padding 1, dilation 1 (SOURCES.md).
 batch_size = 32
-channels = 64
-height = 512
-width = 512
-kernel_size = 4
-stride = 1
+channels = 32
+height = 128
+width = 128
+kernel_size = 2
+stride = 2
 padding = 1
-dilation = 1
+dilation = 3
 
 def get_inputs():
     x = torch.rand(batch_size, channels, height, width)
