@@ -11,6 +11,9 @@ Candidates: the sample KernelBench rollouts (``tools/simulation/kernelbench_samp
 committed) by default, or every ``*.py`` under ``--data`` (e.g. public leaderboard solutions).
 
     python bench/bench_kb_build.py [--data DIR/solutions] [--limit 12] [--json]
+
+``--compilers clang++ g++`` times light builds only, once per compiler, alternating (each
+compiler's trusted parts built first): how much clang's template-instantiating PCH saves.
 """
 
 from __future__ import annotations
@@ -49,6 +52,34 @@ def _texts(data: Path | None, limit: int) -> list[str]:
     return texts[:limit]
 
 
+def _compilers(exts: list[Any], cache: Path, compilers: list[str]) -> dict[str, Any]:
+    """Median cold light-build seconds per compiler (``STRUCTCOVER_KB_LIGHT_CXX``), alternating."""
+    times: dict[str, list[float]] = {c: [] for c in compilers}
+    for cxx in compilers:
+        os.environ["STRUCTCOVER_KB_LIGHT_CXX"] = cxx
+        _trusted(cache)
+    for k, ext in enumerate(exts):
+        for cxx in compilers[k % len(compilers):] + compilers[:k % len(compilers)]:
+            os.environ["STRUCTCOVER_KB_LIGHT_CXX"] = cxx
+            try:
+                seconds, built_light = _build(ext, cache, True)
+            except (cpu_build.ExtensionBuildError, cpu_build.UnsupportedConstruct):
+                continue
+            if built_light:
+                times[cxx].append(seconds)
+    os.environ.pop("STRUCTCOVER_KB_LIGHT_CXX", None)
+    row: dict[str, Any] = {"extensions": len(exts)}
+    for cxx, ts in times.items():
+        row[f"{cxx}_light_median_s"] = round(statistics.median(ts), 2) if ts else None
+        row[f"{cxx}_built"] = len(ts)
+    first, *rest = compilers
+    for other in rest:
+        if times[first] and times[other]:
+            row[f"{other}_over_{first}"] = round(statistics.median(times[other])
+                                                 / statistics.median(times[first]), 2)
+    return row
+
+
 def _trusted(cache: Path) -> None:
     """Build the parts every extension shares, so only the user's translation unit is timed."""
     rt = runtime_library(cache)
@@ -84,17 +115,24 @@ def main() -> None:
     parser.add_argument("--data", type=Path, help="a folder of KernelBench candidate .py files")
     parser.add_argument("--limit", type=int, default=12)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--compilers", nargs="+", help="time light builds by each of these")
     args = parser.parse_args()
     from structcover.config import load_settings
 
     cache = Path(load_settings().verify.cache_dir)
-    _trusted(cache)
     exts = []
     for text in _texts(args.data, args.limit):
         try:
             exts += find_inline_extensions(text)
         except (UnresolvedInline, SyntaxError):
             continue
+    if args.compilers:
+        row = _compilers(exts, cache, args.compilers)
+        row["machine"] = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
+        row["load_average"] = [round(x, 1) for x in os.getloadavg()]
+        print(json.dumps(row) if args.json else "\n".join(f"{k:24s} {v}" for k, v in row.items()))
+        return
+    _trusted(cache)
     light_s, full_s, fell_back = [], [], 0
     for k, ext in enumerate(exts):
         order = (True, False) if k % 2 == 0 else (False, True)

@@ -54,6 +54,7 @@ from structcover.tools.kernelbench.cpu_toolchain import (
     ExtensionBuildError,
     cache_key,
     flags,
+    light_compiler,
     light_pch,
     locked,
     pch_folder,
@@ -220,7 +221,7 @@ def _compile_extension(text: str, light: bool, cache_dir: Path, rt: Path, timeou
     """
     from structcover.tools.verify.jail import own_lines, run_compiler
 
-    cxx = compiler()
+    cxx = light_compiler() if light else compiler()
     tp = torch_paths()
     extra = [pymodule_library(cache_dir, rt, timeout_s)] if light else []
     key = cache_key(pch_folder(cache_dir, light=light).name, rt.name, *(p.name for p in extra),
@@ -320,5 +321,6 @@ def build_cpu_extension(ext: Any, work_dir: Path, *, cache_dir: Path | None = No
     (work_dir / "build.json").write_text(json.dumps({
         "cached": cached, "seconds": round(time.monotonic() - start, 2), "light": light,
         "light_error": light_error, "ignored_flags": ignored, "library": final.name,
+        "compiler": light_compiler() if light else compiler(),
         "runtime": rt.name, "torch": torch_paths()["version"]}, indent=1))
     return target

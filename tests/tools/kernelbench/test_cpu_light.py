@@ -5,6 +5,7 @@ faults; text a light build cannot take is built in full."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -203,3 +204,20 @@ def test_text_that_needs_pybind_is_built_in_full(tmp_path: Path,
     cpu_build.build_cpu_extension(needs_more, tmp_path, cache_dir=cache)
     info = json.loads((tmp_path / "build.json").read_text())
     assert not info["light"] and "device_count" in info["light_error"]
+
+
+@pytest.mark.skipif(shutil.which("clang++") is None or shutil.which("g++") is None,
+                    reason="needs both clang++ and g++")
+def test_light_builds_by_clang_and_by_gxx_give_the_same_results(
+        tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    # clang is the light builds' compiler when present (its PCH instantiates torch's templates
+    # once); g++ is the fallback. Same module, same calls, same answers and faults.
+    cache = tmp_path_factory.getbasetemp() / "cache" / "emulator"
+    calls = {}
+    for cxx in ("clang++", "g++"):
+        monkeypatch.setenv("STRUCTCOVER_KB_LIGHT_CXX", cxx)
+        folder = tmp_path_factory.mktemp(cxx.replace("+", "x"))
+        calls[cxx] = _call(cpu_build.build_cpu_extension(_ext(), folder, cache_dir=cache))
+        built = json.loads((folder / "build.json").read_text())
+        assert built["light"] and built["compiler"] == cxx
+    assert calls["clang++"] == calls["g++"]
