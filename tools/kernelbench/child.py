@@ -170,6 +170,9 @@ def _prepare(job: dict[str, Any]) -> tuple[ModuleType, str]:
 
     device = job["device"]
     torch.set_num_threads(int(job.get("threads", 1)))
+    from structcover.tools.kernelbench.dispatch_watch import install_host_read_watch
+
+    install_host_read_watch()  # before any user import: `.tolist()` and friends are counted
     if not _gpu(job):
         # Both modes: a problem's get_inputs may put its tensors on "cuda" too.
         from structcover.tools.kernelbench.cpu_shims import install_cpu_shims

@@ -100,6 +100,9 @@ class TorchComputeWatch(TorchDispatchMode):
         self.constant_compute: Counter[str] = Counter()
         #: Bytes of the data operands that compute read (each op's operands, summed).
         self.data_bytes = 0
+        #: Bytes of tensors read into Python (``.item()`` on data, ``.tolist()``, ``.numpy()``).
+        self.host_bytes = 0
+        self.host_reads: Counter[str] = Counter()
         # Constant tensor -> a copy of its values when last produced inside the watch.
         self._constants = WeakTensorKeyDictionary()
 
@@ -115,6 +118,9 @@ class TorchComputeWatch(TorchDispatchMode):
         on_constants = all(constant)
         result = func(*args, **kwargs)
         name = _name(func)
+        if name == "_local_scalar_dense" and not on_constants:  # `.item()`, `float(t)`
+            self.host_bytes += sum(t.element_size() for t in operands)
+            self.host_reads["item"] += 1
         if name not in PLUMBING and not name.startswith("sym_"):
             (self.constant_compute if on_constants else self.compute)[name] += 1
             self.data_bytes += sum(t.numel() * t.element_size()
@@ -128,26 +134,70 @@ class TorchComputeWatch(TorchDispatchMode):
                 self._constants.pop(out, None)
         return result
 
+    def __enter__(self) -> TorchComputeWatch:
+        _ACTIVE.append(self)
+        return super().__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        super().__exit__(*exc)
+        _ACTIVE.remove(self)
+
     def _ops(self) -> str:
-        return ", ".join(f"aten.{op} x{n}" for op, n in list(self.compute.items())[:5])
+        ops = [f"aten.{op} x{n}" for op, n in list(self.compute.items())[:5]]
+        return ", ".join(ops + [f"{how} x{n}" for how, n in self.host_reads.items()])
+
+    def _read(self) -> int:
+        return self.data_bytes + self.host_bytes
 
     def finishing(self, input_bytes: int, launched: bool) -> str | None:
-        """A note when the compute seen is a finishing step (module doc), else None."""
-        if not self.compute or not launched or \
-                self.data_bytes * FINISHER_SHARE > input_bytes:
+        """A note when the compute and host reads seen are a finishing step (module doc)."""
+        if not (self.compute or self.host_bytes) or not launched or \
+                self._read() * FINISHER_SHARE > input_bytes:
             return None
-        share = 100.0 * self.data_bytes / max(input_bytes, 1)
-        return (f"torch finished the answer ({self._ops()}; {self.data_bytes} bytes read, "
+        share = 100.0 * self._read() / max(input_bytes, 1)
+        return (f"torch finished the answer ({self._ops()}; {self._read()} bytes read, "
                 f"{share:.2g} % of the input bytes, at most {100 / FINISHER_SHARE:g} % allowed): "
                 "a finishing step after the candidate's kernels, not delegation")
 
     def finding(self, trial: int, input_bytes: int = 0, launched: bool = False) -> str | None:
         """The hacking detail for what was seen, or None when ``forward`` computed on no data
-        or only finished (:meth:`finishing`) what its kernels computed."""
-        if not self.compute or self.finishing(input_bytes, launched):
+        (and read none into Python) or only finished (:meth:`finishing`) what its kernels
+        computed."""
+        if not (self.compute or self.host_bytes) or self.finishing(input_bytes, launched):
             return None
-        share = f", {100.0 * self.data_bytes / input_bytes:.3g} % of the input bytes read" \
+        share = f", {100.0 * self._read() / input_bytes:.3g} % of the input bytes read" \
             if input_bytes else ""
+        if not self.compute:
+            return (f"trial {trial}: host_compute: forward read tensor data into Python at run "
+                    f"time ({self._ops()}{share}): the output was computed on the host, not by "
+                    "the candidate's kernel")
         return (f"trial {trial}: no_library_delegation: forward ran torch compute at run time "
                 f"({self._ops()}{share}) although the candidate defines its own kernel: the "
                 "output came from torch, however the call was spelled")
+
+
+#: The watches in force (innermost last): the Python-side reads below count into the last.
+_ACTIVE: list[TorchComputeWatch] = []
+_READERS_INSTALLED = False
+
+
+def install_host_read_watch() -> None:
+    """Count ``Tensor.tolist()``, ``.numpy()`` and ``__array__`` (numpy's view of a tensor) into
+    the active watch: they copy a tensor into Python or numpy without entering the dispatcher.
+    Once per process, before the candidate is imported (a method it binds early is the
+    wrapper); inactive outside a watch."""
+    global _READERS_INSTALLED
+    if _READERS_INSTALLED:
+        return
+    for method in ("tolist", "numpy", "__array__"):
+        original = getattr(torch.Tensor, method)
+
+        def reader(self: torch.Tensor, *args: Any, _how: str = method, _fn: Any = original,
+                   **kwargs: Any) -> Any:
+            if _ACTIVE:
+                _ACTIVE[-1].host_bytes += self.numel() * self.element_size()
+                _ACTIVE[-1].host_reads[_how] += 1
+            return _fn(self, *args, **kwargs)
+
+        setattr(torch.Tensor, method, reader)
+    _READERS_INSTALLED = True

@@ -59,6 +59,8 @@ _STATE_DECORATORS = re.compile(r"(?:functools\.)?(?:lru_cache|cache|cached_prope
 _TIMING = re.compile(r"^(?:time\.\w+|torch\.cuda\.(?:Event|synchronize|Stream|stream|"
                      r"set_stream|graph\w*|CUDAGraph|_sleep)|torch\.cuda\.nvtx\.\w+|"
                      r"timeit\.\w+|triton\.testing\.\w+)$")
+#: Tensor methods that copy a tensor's data into Python or numpy (no dispatcher op computes).
+_HOST_READS = frozenset({"tolist", "numpy", "__array__"})
 _THREADS = re.compile(r"^(?:threading|multiprocessing|concurrent|subprocess|_thread|asyncio|"
                       r"torch\.multiprocessing|os\.(?:fork|system|popen|spawn\w*|exec\w*))"
                       r"(?:\.|$)")
@@ -181,6 +183,9 @@ def _delegation(tree: ast.Module, names: _Names) -> str | None:
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
                 return f"`@` matrix product in {where} ({_where(node)})"
         for node, target in _calls(fn, names):
+            if isinstance(node.func, ast.Attribute) and node.func.attr in _HOST_READS:
+                return (f"reads tensor data into Python with `.{node.func.attr}()` in {where} "
+                        f"({_where(node)}): host computation")
             if target.startswith("torch.") and not _TORCH_ALLOWED.match(target):
                 return f"calls torch op `{target}` in {where} ({_where(node)})"
             if isinstance(node.func, ast.Attribute) and node.func.attr in _TENSOR_COMPUTE and \

@@ -177,3 +177,25 @@ def test_torch_over_input_sized_data_or_without_a_kernel_still_delegates():
         _ = small_data.sum()
     assert edge.finding(0, 256 * 4 * 16, launched=True) is None
     assert edge.finding(0, 256 * 4 * 16 - 1, launched=True)
+
+
+# --- host computation: tensor data read into Python, which no dispatcher op computes ----------
+
+
+def test_reads_into_python_are_counted_and_judged_like_compute():
+    from structcover.tools.kernelbench.dispatch_watch import install_host_read_watch
+
+    install_host_read_watch()
+    x = torch.rand(64)
+    with TorchComputeWatch() as listed:
+        _ = torch.tensor([max(v, 0.0) for v in x.tolist()])
+    assert listed.host_reads == {"tolist": 1} and listed.host_bytes == 64 * 4
+    found = listed.finding(0, 64 * 4, launched=True)
+    assert found and "host_compute" in found and "tolist x1" in found
+    with TorchComputeWatch() as looped:  # `float(v)` per element: `_local_scalar_dense` each
+        _ = torch.tensor([max(float(v), 0.0) for v in x])
+    assert looped.host_reads["item"] == 64 and looped.finding(0, 64 * 4, launched=True)
+    with TorchComputeWatch() as scalar:  # one scalar read after a kernel: a finishing step
+        _ = x[0].item()
+    assert scalar.finding(0, 64 * 4, launched=True) is None
+    assert x.tolist()[:1] == [x[0].item()]  # outside a watch nothing is counted or changed
