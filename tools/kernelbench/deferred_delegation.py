@@ -9,6 +9,8 @@ the KernelBench path the text's finding is a pre-filter that defers to the run w
 * the only hard failure is ``no_library_delegation``, and its reason is torch compute that goes
   through torch's dispatcher (a ``torch.*`` op, a tensor method, ``@``, ``torch::``/``at::`` ops
   from C++), which the watch sees however it is spelled; and
+* the op is not heavy by nature: a matrix product, a convolution, a linear layer or an
+  ``einsum`` is never a finishing step, so those stay refused unrun (cheap, as before); and
 * nothing in the text reaches compute the watch cannot see or looks names up at run time:
   ATen's kernels called directly (``at::native::``, ``at::cpu::``, ``at::_ops``), numpy,
   ``ctypes``, libraries (cuBLAS, cuDNN, CUTLASS, Thrust, CUB), ``exec``/``eval``/``getattr``
@@ -31,6 +33,9 @@ _DISPATCHED = re.compile(
     r"^(?:in the embedded CUDA: )?(?:calls torch op `torch\.|calls tensor method `\.|"
     r"`@` matrix product|calls a torch op: `(?:torch|at)::\w+`|"
     r"calls a torch op as a tensor method: )")
+#: Ops that do a problem's main work, never a finishing step (matched in the reason's op name).
+_HEAVY = re.compile(r"(?:matmul|\bmm\b|bmm|addmm|addmv|\bmv\b|\bdot\b|einsum|tensordot|conv|"
+                    r"linear|matrix product|@)", re.IGNORECASE)
 #: Anything that reaches compute outside the dispatcher, or names by computation.
 _UNSEEN = re.compile(
     r"\bat\s*::\s*(?:native|cpu|_ops|compositeexplicitautograd\w*|compositeimplicitautograd\w*)"
@@ -44,4 +49,6 @@ def defers_to_run(hard: Sequence[Any], candidate_text: str) -> bool:
     """Whether the hard failures ``hard`` (``CheckResult``s) leave the decision to the run."""
     if len(hard) != 1 or hard[0].name != "no_library_delegation":
         return False
-    return bool(_DISPATCHED.match(hard[0].reason)) and not _UNSEEN.search(candidate_text)
+    reason = hard[0].reason
+    return bool(_DISPATCHED.match(reason)) and not _HEAVY.search(reason) and \
+        not _UNSEEN.search(candidate_text)

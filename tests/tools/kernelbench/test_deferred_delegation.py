@@ -59,3 +59,13 @@ def test_other_hard_failures_are_never_deferred():
     text = candidate("return p;", forward="self.cache = ext.norm(x)\n        return self.cache.sum()")
     hard = [r for r in hard_failures(run_python_checks(text)) if r.name != "defines_kernel"]
     assert {r.name for r in hard} >= {"no_cached_outputs"} and not defers_to_run(hard, text)
+
+
+@pytest.mark.parametrize("text", [
+    candidate("return torch::matmul(x.view({-1, 1}), p.view({1, -1}));"),
+    candidate("return p;", forward="y = ext.norm(x)\n        return y @ y"),
+    candidate("return p;", forward="return torch.mm(ext.norm(x)[None], x[:, None])"),
+], ids=["cxx-matmul", "py-matmul-operator", "py-mm"])
+def test_ops_that_are_never_a_finishing_step_stay_refused_unrun(text):
+    hard = [r for r in hard_failures(run_python_checks(text)) if r.name != "defines_kernel"]
+    assert hard and not defers_to_run(hard, text), [r.reason for r in hard]
