@@ -181,20 +181,31 @@ _ACTIVE: list[TorchComputeWatch] = []
 _READERS_INSTALLED = False
 
 
+#: Tensor methods that hand a tensor's data, or its raw address, to Python. The address ones
+#: (``data_ptr``, the storages) count only when the candidate's own code calls them: with an
+#: address, ``ctypes`` (reachable as ``torch.ctypes``) reads the memory unseen, while library
+#: code (Triton's interpreter) takes addresses to launch kernels.
+_DATA_READERS = ("tolist", "numpy", "__array__")
+_ADDRESS_READERS = ("data_ptr", "untyped_storage", "storage")
+
+
 def install_host_read_watch() -> None:
-    """Count ``Tensor.tolist()``, ``.numpy()`` and ``__array__`` (numpy's view of a tensor) into
-    the active watch: they copy a tensor into Python or numpy without entering the dispatcher.
-    Once per process, before the candidate is imported (a method it binds early is the
-    wrapper); inactive outside a watch."""
+    """Count ``Tensor.tolist()``, ``.numpy()``, ``__array__`` (numpy's view of a tensor) and a
+    tensor's raw address taken by the candidate's code into the active watch: each copies a
+    tensor into Python or numpy, or lets Python read it, without entering the dispatcher; the
+    whole tensor counts. Once per process, before the candidate is imported (a method it binds
+    early is the wrapper); inactive outside a watch."""
     global _READERS_INSTALLED
     if _READERS_INSTALLED:
         return
-    for method in ("tolist", "numpy", "__array__"):
+    from structcover.tools.kernelbench.timing_watch import called_from_candidate
+
+    for method in (*_DATA_READERS, *_ADDRESS_READERS):
         original = getattr(torch.Tensor, method)
 
         def reader(self: torch.Tensor, *args: Any, _how: str = method, _fn: Any = original,
                    **kwargs: Any) -> Any:
-            if _ACTIVE:
+            if _ACTIVE and (_how in _DATA_READERS or called_from_candidate(2)):
                 _ACTIVE[-1].host_bytes += self.numel() * self.element_size()
                 _ACTIVE[-1].host_reads[_how] += 1
             return _fn(self, *args, **kwargs)

@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["finding", "install_timing_watch", "watching"]
+__all__ = ["called_from_candidate", "finding", "install_timing_watch", "watching"]
 
 #: ``time`` functions that read a clock.
 TIME_CLOCKS = ("perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time", "time_ns",
@@ -56,9 +56,9 @@ def _library_roots() -> tuple[str, ...]:
     return tuple(sorted(r.rstrip("/") + "/" for r in roots if r))
 
 
-def _from_candidate() -> bool:
-    """The wrapped function's caller is not library code (two frames up: wrapper, caller)."""
-    filename = sys._getframe(2).f_code.co_filename  # noqa: SLF001 - the caller's file
+def called_from_candidate(depth: int = 2) -> bool:
+    """The frame ``depth`` up from here (a wrapper's caller: 2) is not library code."""
+    filename = sys._getframe(depth).f_code.co_filename  # noqa: SLF001 - the caller's file
     return not filename.startswith(_library_roots())
 
 
@@ -67,7 +67,7 @@ def _noting(label: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if _active and _from_candidate():
+        if _active and called_from_candidate(2):
             _seen[label] += 1
         return fn(*args, **kwargs)
 

@@ -199,3 +199,25 @@ def test_reads_into_python_are_counted_and_judged_like_compute():
         _ = x[0].item()
     assert scalar.finding(0, 64 * 4, launched=True) is None
     assert x.tolist()[:1] == [x[0].item()]  # outside a watch nothing is counted or changed
+
+
+def test_a_raw_address_taken_by_candidate_code_counts_library_code_does_not():
+    from structcover.tools.kernelbench.dispatch_watch import install_host_read_watch
+
+    install_host_read_watch()
+    x = torch.rand(32)
+    scope: dict = {}
+    exec(compile("def peek(t):\n    return t.data_ptr()\n", "/jobs/kb_candidate.py", "exec"),  # noqa: S102
+         scope)
+    with TorchComputeWatch() as candidate:
+        scope["peek"](x)
+    assert candidate.host_reads == {"data_ptr": 1} and candidate.host_bytes == 32 * 4
+    # The same call from a library's file (Triton's interpreter takes addresses to launch).
+    import sysconfig
+
+    lib: dict = {}
+    exec(compile("def peek(t):\n    return t.data_ptr()\n",  # noqa: S102
+                 sysconfig.get_paths()["purelib"] + "/some_library/launch.py", "exec"), lib)
+    with TorchComputeWatch() as library:
+        lib["peek"](x)
+    assert library.host_bytes == 0 and not library.host_reads
