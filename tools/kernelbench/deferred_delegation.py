@@ -45,10 +45,27 @@ _UNSEEN = re.compile(
     r"\bdispatcher\b|\bcallBoxed\b|findSchema")
 
 
+def _preprocessed_cuda(candidate_text: str) -> str:
+    """The embedded C++/CUDA after the preprocessor: a name pasted together by a macro
+    (``at::CAT(nat, ive)::mm``) is whole here, as the text checks read it."""
+    import ast
+
+    from structcover.tools.verify.hacking_py import _embedded_cuda
+    from structcover.tools.verify.hacking_subject import as_subject
+
+    try:
+        cuda = _embedded_cuda(ast.parse(candidate_text))
+    except (SyntaxError, ValueError):
+        return ""
+    return "\n".join(as_subject(cuda).passes) if cuda else ""
+
+
 def defers_to_run(hard: Sequence[Any], candidate_text: str) -> bool:
     """Whether the hard failures ``hard`` (``CheckResult``s) leave the decision to the run."""
     if len(hard) != 1 or hard[0].name != "no_library_delegation":
         return False
     reason = hard[0].reason
-    return bool(_DISPATCHED.match(reason)) and not _HEAVY.search(reason) and \
-        not _UNSEEN.search(candidate_text)
+    if not _DISPATCHED.match(reason) or _HEAVY.search(reason):
+        return False
+    return not _UNSEEN.search(candidate_text) and \
+        not _UNSEEN.search(_preprocessed_cuda(candidate_text))

@@ -44,12 +44,17 @@ def test_dispatched_torch_compute_is_left_to_the_run(text):
 
 @pytest.mark.parametrize("text", [
     candidate("return at::native::sum(p);"),
+    # The first finding is a light torch op in forward; the pasted ATen kernel comes after it.
+    candidate("return at::NS(nat, ive)::mul(p, p);", forward="return torch.sum(ext.norm(x))",
+              top="#define NS(a, b) a##b\n"),
     candidate("return at::cpu::sum(p);"),
     candidate("return p;", forward="return getattr(torch, 'su' + 'm')(ext.norm(x))"),
     candidate("return p;", forward="return torch.sum(ext.norm(x))", top="// numpy.sum\n"),
     candidate("return p.sum();", top="#include <cublas_v2.h>\n"),
     candidate("return p;", forward="return eval('torch.sum')(ext.norm(x))"),
-], ids=["aten-native", "aten-cpu", "getattr", "numpy-named", "library", "eval"])
+    candidate("return at::NS(nat, ive)::sum(p);", top="#define NS(a, b) a##b\n"),
+], ids=["aten-native", "light-op-first-then-pasted-aten-native", "aten-cpu", "getattr",
+        "numpy-named", "library", "eval", "aten-native-pasted"])
 def test_compute_the_watch_cannot_see_or_names_by_computation_stays_refused(text):
     hard = [r for r in hard_failures(run_python_checks(text)) if r.name != "defines_kernel"]
     assert hard and not defers_to_run(hard, text), [r.reason for r in hard]
