@@ -20,7 +20,10 @@ Two modes, one process each, so a candidate never shares a process with the refe
     and the inputs as they are after the call to ``after_{t}.npz``. Checked here, at run time:
     an output that aliases an input, an output whose storage was returned before or that a
     later call overwrote (a buffer kept across calls), and on the GPU work left running after
-    ``forward`` returns (``gpu_protocol.async_work_check``).
+    ``forward`` returns (``gpu_protocol.async_work_check``). Each trial's ``forward`` runs under
+    the torch-compute watch (``dispatch_watch``: torch compute and host reads beyond a finishing
+    step are delegation or host computation) and, on the CPU path, the timing watch
+    (``timing_watch``); ``child_behaviour`` holds those checks.
 
 CPU path: :mod:`cpu_shims` first, then ``torch.use_deterministic_algorithms(True,
 warn_only=True)`` with ``torch.utils.deterministic.fill_uninitialized_memory = True``, so every
@@ -29,7 +32,8 @@ uninitialised-read output cannot pass as zeros. GPU path: the real ``load_inline
 the job folder; after the trials, :func:`gpu_protocol.time_callable` times the model.
 
 ``result.json``: ``{"status": "ok"|"error", "failure", "detail", "trials": [{"outputs":
-[{"dtype", "shape"}], "inputs": [...]}], "flags": [...], "timing": {...}|null}``. Arrays never
+[{"dtype", "shape"}], "inputs": [...]}], "flags": [...], "timing": {...}|null, "notes": [...]}``
+(``notes``: a finishing step torch did, said in the verdict). Arrays never
 pass through JSON; messages never carry data values.
 """
 
