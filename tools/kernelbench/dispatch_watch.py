@@ -181,34 +181,64 @@ _ACTIVE: list[TorchComputeWatch] = []
 _READERS_INSTALLED = False
 
 
-#: Tensor methods that hand a tensor's data, or its raw address, to Python. The address ones
-#: (``data_ptr``, the storages) count only when the candidate's own code calls them: with an
-#: address, ``ctypes`` (reachable as ``torch.ctypes``) reads the memory unseen, while library
-#: code (Triton's interpreter) takes addresses to launch kernels.
+#: Tensor methods that copy a tensor's data into Python or numpy.
 _DATA_READERS = ("tolist", "numpy", "__array__")
-_ADDRESS_READERS = ("data_ptr", "untyped_storage", "storage")
+#: ``ctypes`` turns an address (``x.data_ptr()``, reachable with ``torch.ctypes``) into memory
+#: Python reads unseen. The audit events CPython raises for it, and the module's functions that
+#: raise none (``cast`` makes a readable pointer from an integer), are counted when the
+#: candidate's own code triggers them.
+_CTYPES_EVENTS = frozenset({"ctypes.cdata", "ctypes.cdata/buffer", "ctypes.string_at",
+                            "ctypes.wstring_at", "ctypes.memmove", "ctypes.memset"})
+_CTYPES_FUNCTIONS = ("cast", "_cast", "memmove", "memset", "string_at", "wstring_at")
+#: Counted as read for a raw-memory access: more than any input, so never a finishing step.
+RAW_READ_BYTES = 1 << 62
+
+
+def _note_raw(how: str) -> None:
+    from structcover.tools.kernelbench.timing_watch import called_from_candidate
+
+    if _ACTIVE and called_from_candidate(3):
+        _ACTIVE[-1].host_bytes += RAW_READ_BYTES
+        _ACTIVE[-1].host_reads[how] += 1
+
+
+def _audit(event: str, args: Any) -> None:
+    if _ACTIVE and event in _CTYPES_EVENTS:
+        _note_raw(event)
 
 
 def install_host_read_watch() -> None:
-    """Count ``Tensor.tolist()``, ``.numpy()``, ``__array__`` (numpy's view of a tensor) and a
-    tensor's raw address taken by the candidate's code into the active watch: each copies a
-    tensor into Python or numpy, or lets Python read it, without entering the dispatcher; the
-    whole tensor counts. Once per process, before the candidate is imported (a method it binds
-    early is the wrapper); inactive outside a watch."""
+    """Count tensor data read into Python while a watch is active: ``Tensor.tolist()``,
+    ``.numpy()``, ``__array__`` (the whole tensor each), and raw memory read through ``ctypes``
+    by the candidate's code (an audit hook, which cannot be removed, and wrappers of the
+    ``ctypes`` functions that raise no event). Once per process, before the candidate is
+    imported (what it binds early is the wrapper); inactive outside a watch."""
     global _READERS_INSTALLED
     if _READERS_INSTALLED:
         return
-    from structcover.tools.kernelbench.timing_watch import called_from_candidate
+    import ctypes
+    import sys
 
-    for method in (*_DATA_READERS, *_ADDRESS_READERS):
+    for method in _DATA_READERS:
         original = getattr(torch.Tensor, method)
 
         def reader(self: torch.Tensor, *args: Any, _how: str = method, _fn: Any = original,
                    **kwargs: Any) -> Any:
-            if _ACTIVE and (_how in _DATA_READERS or called_from_candidate(2)):
+            if _ACTIVE:
                 _ACTIVE[-1].host_bytes += self.numel() * self.element_size()
                 _ACTIVE[-1].host_reads[_how] += 1
             return _fn(self, *args, **kwargs)
 
         setattr(torch.Tensor, method, reader)
+    for name in _CTYPES_FUNCTIONS:
+        fn = getattr(ctypes, name, None)
+        if fn is None:
+            continue
+
+        def raw(*args: Any, _how: str = f"ctypes.{name}", _fn: Any = fn, **kwargs: Any) -> Any:
+            _note_raw(_how)
+            return _fn(*args, **kwargs)
+
+        setattr(ctypes, name, raw)
+    sys.addaudithook(_audit)
     _READERS_INSTALLED = True

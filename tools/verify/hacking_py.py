@@ -60,8 +60,7 @@ _TIMING = re.compile(r"^(?:time\.\w+|torch\.cuda\.(?:Event|synchronize|Stream|st
                      r"set_stream|graph\w*|CUDAGraph|_sleep)|torch\.cuda\.nvtx\.\w+|"
                      r"timeit\.\w+|triton\.testing\.\w+)$")
 #: Tensor methods that copy a tensor's data into Python or numpy (no dispatcher op computes).
-_HOST_READS = frozenset({"tolist", "numpy", "__array__", "data_ptr", "untyped_storage",
-                         "storage", "from_address", "from_buffer"})
+_HOST_READS = frozenset({"tolist", "numpy", "__array__", "from_address", "from_buffer"})
 _THREADS = re.compile(r"^(?:threading|multiprocessing|concurrent|subprocess|_thread|asyncio|"
                       r"torch\.multiprocessing|os\.(?:fork|system|popen|spawn\w*|exec\w*))"
                       r"(?:\.|$)")

@@ -201,23 +201,35 @@ def test_reads_into_python_are_counted_and_judged_like_compute():
     assert x.tolist()[:1] == [x[0].item()]  # outside a watch nothing is counted or changed
 
 
-def test_a_raw_address_taken_by_candidate_code_counts_library_code_does_not():
+def test_raw_memory_read_through_ctypes_by_candidate_code_is_host_compute():
+    import sysconfig
+
     from structcover.tools.kernelbench.dispatch_watch import install_host_read_watch
 
     install_host_read_watch()
     x = torch.rand(32)
-    scope: dict = {}
-    exec(compile("def peek(t):\n    return t.data_ptr()\n", "/jobs/kb_candidate.py", "exec"),  # noqa: S102
-         scope)
-    with TorchComputeWatch() as candidate:
-        scope["peek"](x)
-    assert candidate.host_reads == {"data_ptr": 1} and candidate.host_bytes == 32 * 4
-    # The same call from a library's file (Triton's interpreter takes addresses to launch).
-    import sysconfig
-
+    readers = {
+        "from_address": "def peek(t):\n    import torch\n"
+                        "    return list((torch.ctypes.c_float * 32).from_address(t.data_ptr()))\n",
+        "cast": "def peek(t):\n    import ctypes\n"
+                "    p = ctypes.cast(t.data_ptr(), ctypes.POINTER(ctypes.c_float))\n"
+                "    return [p[i] for i in range(32)]\n",
+        "address_only": "def peek(t):\n    return t.data_ptr() % 16\n",  # an alignment check
+    }
+    seen = {}
+    for name, code in readers.items():
+        scope: dict = {}
+        exec(compile(code, f"/jobs/kb_candidate_{name}.py", "exec"), scope)  # noqa: S102
+        with TorchComputeWatch() as watch:
+            scope["peek"](x)
+        seen[name] = watch.finding(0, 32 * 4, launched=True)
+    assert seen["from_address"] and "ctypes.cdata" in seen["from_address"]
+    assert seen["cast"] and "ctypes.cast" in seen["cast"]
+    assert seen["address_only"] is None  # an address alone reads nothing
+    # The same read from a library's file is not the candidate's.
     lib: dict = {}
-    exec(compile("def peek(t):\n    return t.data_ptr()\n",  # noqa: S102
-                 sysconfig.get_paths()["purelib"] + "/some_library/launch.py", "exec"), lib)
+    exec(compile(readers["cast"], sysconfig.get_paths()["purelib"] + "/some_lib/x.py", "exec"),  # noqa: S102
+         lib)
     with TorchComputeWatch() as library:
         lib["peek"](x)
-    assert library.host_bytes == 0 and not library.host_reads
+    assert not library.host_reads
