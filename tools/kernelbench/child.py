@@ -302,12 +302,14 @@ def run_candidate(job: dict[str, Any], folder: Path) -> dict[str, Any]:
             return {"status": "error", "failure": kind, "trial": t, "flags": flags,
                     "detail": _short(exc) if kind == "unsupported"
                     else f"trial {t}: forward raised " + _short(exc)}
-        finding = delegation(job, watch, before, t, inputs) or timing_finding(clock_calls, t)
+        read_budget, kernels_ran = input_bytes(inputs), launched(job, before)
+        finding = delegation(job, watch, before, t, read_budget, kernels_ran) or \
+            timing_finding(clock_calls, t)
         if finding:
             return {"status": "error", "failure": "hacking", "trial": t, "flags": flags,
                     "detail": finding}
         if t == 0 and hasattr(watch, "finishing"):
-            finished = watch.finishing(input_bytes(inputs), launched(job, before))
+            finished = watch.finishing(read_budget, kernels_ran)
         bad = [i for i, o in enumerate(outputs) if not isinstance(o, torch.Tensor)]
         if bad:
             return {"status": "error", "failure": "bad-output", "trial": t,

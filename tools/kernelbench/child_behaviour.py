@@ -61,12 +61,12 @@ def input_bytes(inputs: list[Any]) -> int:
 
 
 def delegation(job: dict[str, Any], watch: Any, triton_before: int, trial: int,
-               inputs: list[Any]) -> str:
+               read_budget: int, kernels_ran: bool) -> str:
     """What one trial's ``forward`` delegated: torch compute seen beyond a finishing step
-    (``TorchComputeWatch.finding``), Triton kernels never launched."""
+    (``TorchComputeWatch.finding`` with the trial's :func:`input_bytes` and :func:`launched`),
+    Triton kernels never launched."""
     finding = getattr(watch, "finding", None)
-    found = [finding(trial, input_bytes(inputs), launched(job, triton_before)) or ""
-             if finding else ""]
+    found = [finding(trial, read_budget, kernels_ran) or "" if finding else ""]
     if job.get("triton_kernels") and not on_gpu(job) and triton_launches() == triton_before:
         found.append(f"trial {trial}: no_library_delegation: forward launched no Triton kernel "
                      "(the candidate's @triton.jit functions are a decoy; the output came from "

@@ -52,9 +52,9 @@ from structcover.tools.kernelbench.cpu_toolchain import (
     SHIMS_DIR,
     TORCH_LIBS,
     ExtensionBuildError,
+    build_compiler,
     cache_key,
     flags,
-    light_compiler,
     light_pch,
     locked,
     pch_folder,
@@ -66,7 +66,7 @@ from structcover.tools.kernelbench.cpu_toolchain import (
     tree_hash,
 )
 from structcover.tools.verify import buildcache
-from structcover.tools.verify.emulator import RUNTIME_DIR, _atomic_build, compiler
+from structcover.tools.verify.emulator import RUNTIME_DIR, _atomic_build
 from structcover.tools.verify.host_builtins import rename_host_builtins
 from structcover.tools.verify.rewriter import rewrite
 
@@ -221,7 +221,7 @@ def _compile_extension(text: str, light: bool, cache_dir: Path, rt: Path, timeou
     """
     from structcover.tools.verify.jail import own_lines, run_compiler
 
-    cxx = light_compiler() if light else compiler()
+    cxx = build_compiler(light)
     tp = torch_paths()
     extra = [pymodule_library(cache_dir, rt, timeout_s)] if light else []
     key = cache_key(pch_folder(cache_dir, light=light).name, rt.name, *(p.name for p in extra),
@@ -321,6 +321,6 @@ def build_cpu_extension(ext: Any, work_dir: Path, *, cache_dir: Path | None = No
     (work_dir / "build.json").write_text(json.dumps({
         "cached": cached, "seconds": round(time.monotonic() - start, 2), "light": light,
         "light_error": light_error, "ignored_flags": ignored, "library": final.name,
-        "compiler": light_compiler() if light else compiler(),
+        "compiler": build_compiler(light),
         "runtime": rt.name, "torch": torch_paths()["version"]}, indent=1))
     return target

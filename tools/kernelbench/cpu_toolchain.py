@@ -44,9 +44,9 @@ from structcover.tools.verify.emulator import (
     runtime_objects,
 )
 
-__all__ = ["CXXFLAGS", "ExtensionBuildError", "LIGHT_DIR", "SHIMS_DIR", "TORCH_LIBS", "light_compiler",
-           "light_pch",
-           "pymodule_library", "runtime_library", "torch_paths", "torch_pch"]
+__all__ = ["CXXFLAGS", "ExtensionBuildError", "LIGHT_DIR", "SHIMS_DIR", "TORCH_LIBS",
+           "build_compiler", "light_compiler", "light_pch", "pymodule_library", "runtime_library",
+           "torch_paths", "torch_pch"]
 
 SHIMS_DIR = Path(__file__).parent / "shims"
 #: First on a light build's include path: its ``torch/extension.h`` is ``torch/types.h``.
@@ -105,6 +105,11 @@ def light_compiler() -> str:
     return "clang++" if shutil.which("clang++") else compiler()
 
 
+def build_compiler(light: bool) -> str:
+    """The compiler of a light (:func:`light_compiler`) or full (:func:`compiler`) build."""
+    return light_compiler() if light else compiler()
+
+
 def _is_clang(cxx: str) -> bool:
     return "clang" in _compiler_id(cxx).lower()
 
@@ -154,13 +159,13 @@ def locked(path: Path) -> Iterator[None]:
 def pch_folder(cache_dir: Path, *, light: bool = False) -> Path:
     """The cache folder of the full (``torch/extension.h``) or light (``torch/types.h``) PCH."""
     tp = torch_paths()
-    key = cache_key(tp["version"], tp["root"], _compiler_id(light_compiler() if light else compiler()),
-                    flags(), tp["python_include"], _LIGHT_PRELUDE if light else _PRELUDE)
+    key = cache_key(tp["version"], tp["root"], _compiler_id(build_compiler(light)), flags(),
+                    tp["python_include"], _LIGHT_PRELUDE if light else _PRELUDE)
     return Path(cache_dir) / f"kb{'light' if light else ''}pch-{key}"
 
 
 def _precompiled(cache_dir: Path, light: bool, timeout_s: float) -> Path:
-    cxx = light_compiler() if light else compiler()
+    cxx = build_compiler(light)
     # clang instantiates the header's pending templates once, here, not in every unit.
     once = ["-fpch-instantiate-templates"] if _is_clang(cxx) else []
     folder = pch_folder(cache_dir, light=light)

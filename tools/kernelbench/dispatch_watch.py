@@ -195,7 +195,7 @@ RAW_READ_BYTES = 1 << 62
 
 
 def _note_raw(how: str) -> None:
-    from structcover.tools.kernelbench.timing_watch import called_from_candidate
+    from structcover.tools.kernelbench.candidate_frames import called_from_candidate
 
     if _ACTIVE and called_from_candidate(3):
         _ACTIVE[-1].host_bytes += RAW_READ_BYTES

@@ -9,25 +9,25 @@ imported*, with wrappers that note their use while a trial's ``forward`` runs
 (:func:`watching`). A candidate's ``forward`` computes an output; it has no use for a clock or
 for the device's timing API except to change what a timer around it measures.
 
-What it cannot see: clocks outside the Python functions wrapped here (``datetime.now()``, a C
-extension reading ``clock_gettime`` itself -- the link check refuses that in ``.cu`` programs;
-KernelBench C++ text is left to the text check), and a candidate that restores the originals
+Only calls made from the candidate's code count (``candidate_frames``). What it cannot see:
+clocks outside the Python functions wrapped here (``datetime.now()``, a C extension reading
+``clock_gettime`` itself -- the link check refuses that in ``.cu`` programs; KernelBench C++
+text is left to the text check), and a candidate that restores the originals
 (``importlib.reload(time)``) before using them. The text check stays the first line.
 """
 
 from __future__ import annotations
 
 import functools
-import sys
-import sysconfig
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
-__all__ = ["called_from_candidate", "finding", "install_timing_watch", "watching"]
+from structcover.tools.kernelbench.candidate_frames import called_from_candidate
+
+__all__ = ["finding", "install_timing_watch", "watching"]
 
 #: ``time`` functions that read a clock.
 TIME_CLOCKS = ("perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time", "time_ns",
@@ -40,26 +40,6 @@ CUDA_TIMING = ("synchronize", "Event", "Stream", "stream", "set_stream", "graph"
 _active = False
 _seen: Counter[str] = Counter()
 _installed = False
-
-
-@functools.lru_cache(maxsize=1)
-def _library_roots() -> tuple[str, ...]:
-    """Folders of code that is not the candidate's: the standard library, installed packages
-    (torch, triton) and this package. Their own clock reads (``logging`` stamps each record it
-    makes) are not the candidate's."""
-    import structcover
-    import structcover.tools
-
-    paths = sysconfig.get_paths()
-    roots = {paths["stdlib"], paths["platstdlib"], paths["purelib"], paths["platlib"],
-             *(str(Path(m.__file__ or ".").resolve().parent) for m in (structcover, structcover.tools))}
-    return tuple(sorted(r.rstrip("/") + "/" for r in roots if r))
-
-
-def called_from_candidate(depth: int = 2) -> bool:
-    """The frame ``depth`` up from here (a wrapper's caller: 2) is not library code."""
-    filename = sys._getframe(depth).f_code.co_filename  # noqa: SLF001 - the caller's file
-    return not filename.startswith(_library_roots())
 
 
 def _noting(label: str, fn: Callable[..., Any]) -> Callable[..., Any]:

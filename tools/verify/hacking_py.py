@@ -59,7 +59,8 @@ _STATE_DECORATORS = re.compile(r"(?:functools\.)?(?:lru_cache|cache|cached_prope
 _TIMING = re.compile(r"^(?:time\.\w+|torch\.cuda\.(?:Event|synchronize|Stream|stream|"
                      r"set_stream|graph\w*|CUDAGraph|_sleep)|torch\.cuda\.nvtx\.\w+|"
                      r"timeit\.\w+|triton\.testing\.\w+)$")
-#: Tensor methods that copy a tensor's data into Python or numpy (no dispatcher op computes).
+#: Calls that copy a tensor's data into Python or numpy, or read raw memory through ``ctypes``
+#: (``from_address``/``from_buffer``): host computation no dispatcher op shows.
 _HOST_READS = frozenset({"tolist", "numpy", "__array__", "from_address", "from_buffer"})
 _THREADS = re.compile(r"^(?:threading|multiprocessing|concurrent|subprocess|_thread|asyncio|"
                       r"torch\.multiprocessing|os\.(?:fork|system|popen|spawn\w*|exec\w*))"

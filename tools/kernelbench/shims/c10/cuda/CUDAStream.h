@@ -38,9 +38,7 @@ inline cudaStream_t pool_stream() {
   static unsigned next = 0;
   return reinterpret_cast<cudaStream_t>(&handles[next++ % 32]);
 }
-}  // namespace sc_detail
-
-namespace sc_detail {
+// The current stream of this thread (torch's per-thread current stream): null is the caller's.
 inline cudaStream_t& current_stream() {
   static thread_local cudaStream_t stream = nullptr;
   return stream;
