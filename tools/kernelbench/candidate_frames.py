@@ -15,7 +15,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-__all__ = ["called_from_candidate"]
+__all__ = ["called_from_candidate", "is_candidate_file"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -31,8 +31,13 @@ def _library_roots() -> tuple[str, ...]:
     return tuple(sorted(r.rstrip("/") + "/" for r in roots if r))
 
 
+def is_candidate_file(filename: str) -> bool:
+    """Whether code from ``filename`` (a frame's ``co_filename``) is the candidate's: not the
+    standard library, an installed package, this package, or the import system's frozen code."""
+    return not filename.startswith(_library_roots()) and not filename.startswith("<frozen ")
+
+
 def called_from_candidate(depth: int) -> bool:
     """Whether the frame ``depth`` levels up from here is not library code (from a wrapper
     that calls this directly, 2 is the wrapper's caller)."""
-    filename = sys._getframe(depth).f_code.co_filename  # noqa: SLF001 - the caller's file
-    return not filename.startswith(_library_roots())
+    return is_candidate_file(sys._getframe(depth).f_code.co_filename)  # noqa: SLF001

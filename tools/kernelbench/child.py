@@ -69,6 +69,8 @@ from structcover.tools.kernelbench.child_io import (
     _short,
     _triton_failure,
 )
+from structcover.tools.kernelbench.compiler_guard import finding as compiler_finding
+from structcover.tools.kernelbench.compiler_guard import install_compiler_guard
 from structcover.tools.kernelbench.sizes import apply_sizes
 
 #: The ``torch.cuda``-like surface of the GPU protocol; None = ``torch.cuda``. The tests put a
@@ -254,11 +256,16 @@ def run_candidate(job: dict[str, Any], folder: Path) -> dict[str, Any]:
     import torch
 
     problem, device = _prepare(job)
+    install_compiler_guard()  # before the candidate's imports: torch's compiler is refused
     try:
         cand = _import_file("kb_candidate", Path(job["candidate_file"]))
     except Exception as exc:  # noqa: BLE001 - the candidate's own failure is a verdict
+        if compiler_finding():
+            return {"status": "error", "failure": "hacking", "detail": compiler_finding()}
         return {"status": "error", "failure": classify(exc) if classify(exc) != "crash"
                 else "import-error", "detail": "importing the candidate: " + _short(exc)}
+    if compiler_finding():  # reached at import and the ImportError caught
+        return {"status": "error", "failure": "hacking", "detail": compiler_finding()}
     if not hasattr(cand, "ModelNew"):
         return {"status": "error", "failure": "no-modelnew",
                 "detail": "the candidate defines no ModelNew"}
@@ -298,13 +305,17 @@ def run_candidate(job: dict[str, Any], folder: Path) -> dict[str, Any]:
             if _gpu(job):
                 _cuda().synchronize()
         except Exception as exc:  # noqa: BLE001
+            if compiler_finding():
+                return {"status": "error", "failure": "hacking", "trial": t, "flags": flags,
+                        "detail": f"trial {t}: " + compiler_finding()}
             kind = classify(exc)
             return {"status": "error", "failure": kind, "trial": t, "flags": flags,
                     "detail": _short(exc) if kind == "unsupported"
                     else f"trial {t}: forward raised " + _short(exc)}
         read_budget, kernels_ran = input_bytes(inputs), launched(job, before)
         finding = delegation(job, watch, before, t, read_budget, kernels_ran) or \
-            timing_finding(clock_calls, t)
+            timing_finding(clock_calls, t) or \
+            (f"trial {t}: " + compiler_finding() if compiler_finding() else "")
         if finding:
             return {"status": "error", "failure": "hacking", "trial": t, "flags": flags,
                     "detail": finding}

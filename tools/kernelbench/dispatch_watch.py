@@ -94,6 +94,13 @@ class TorchComputeWatch(TorchDispatchMode):
             as delegation; kept so a report can say what was seen).
     """
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # torch wraps a mode's __torch_dispatch__ in dynamo.disable unless told not to, and the
+        # wrapper imports torch._dynamo on the first op: 1.3 s of every child for a compiler
+        # that never runs here (the child calls no torch.compile).
+        return False
+
     def __init__(self) -> None:
         super().__init__()
         self.compute: Counter[str] = Counter()

@@ -44,7 +44,7 @@ _TORCH_ALLOWED = re.compile(
     r"float\w*|half|int\w*|long|bool|device|dtype|Tensor|Size|cuda\.current_stream|"
     r"cuda\.is_available|cuda\.current_device|cuda\.get_device_properties|manual_seed|no_grad|"
     r"utils\.cpp_extension\.\w+|nn\.Module|nn\.Parameter|nn\.ParameterList|nn\.ModuleList|"
-    r"nn\.init\.\w+|jit\.\w+|compile|is_tensor|numel|get_default_dtype|set_default_dtype)$")
+    r"nn\.init\.\w+|jit\.\w+|is_tensor|numel|get_default_dtype|set_default_dtype)$")
 #: Tensor methods that compute (a call on any receiver counts: the receiver is data).
 _TENSOR_COMPUTE = {
     "matmul", "mm", "bmm", "addmm", "baddbmm", "einsum", "mv", "dot", "conv1d", "conv2d",
@@ -164,8 +164,28 @@ def _torch_compute(target: str) -> bool:
                          r"[A-Z]\w*$", target))
 
 
+#: torch's compiler: its generated kernels are torch's, and run outside the dispatcher.
+_TORCH_COMPILER = re.compile(r"^torch\.(?:compile|_dynamo|_inductor|export|_export)(?:\.|$)")
+
+
+def _compiler_reference(tree: ast.Module, names: _Names) -> str | None:
+    """The first import of, or reference to, torch's compiler (a decorator counts)."""
+    for node in ast.walk(tree):
+        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [f"{node.module}.{a.name}" for a in node.names] \
+            if isinstance(node, ast.ImportFrom) and node.module else []
+        target = names.dotted(node) if isinstance(node, ast.Attribute | ast.Name) else None
+        for name in [*modules, *([target] if target else [])]:
+            if _TORCH_COMPILER.match(name):
+                return (f"reaches torch's compiler `{name}` ({_where(node)}): its generated "
+                        "kernels are torch's, not the candidate's")
+    return None
+
+
 def _delegation(tree: ast.Module, names: _Names) -> str | None:
     extensions = extension_modules(tree, names.dotted)
+    if compiler := _compiler_reference(tree, names):
+        return compiler
     decoy = triton_decoy(tree, names.dotted)
     if decoy:
         return decoy
