@@ -23,7 +23,7 @@ import sys
 from collections.abc import Sequence
 from importlib.abc import MetaPathFinder
 from importlib.machinery import ModuleSpec
-from types import ModuleType
+from types import FrameType, ModuleType
 
 from structcover.tools.kernelbench.candidate_frames import is_candidate_file
 
@@ -44,7 +44,7 @@ def _compiler_package(fullname: str) -> str | None:
 
 
 def _candidate_on_stack() -> bool:
-    frame = sys._getframe(2)  # noqa: SLF001 - who asked for the import
+    frame: FrameType | None = sys._getframe(2)  # noqa: SLF001 - who asked for the import
     while frame is not None:
         if is_candidate_file(frame.f_code.co_filename):
             return True
