@@ -20,11 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from structcover.tools.kernelbench import zygote
 from structcover.tools.kernelbench.triton_path import child_env
 from structcover.tools.verify.jail import JailLimits, SandboxUnavailable, run_jailed
 
 __all__ = ["ChildOutcome", "SandboxUnavailable", "run_child"]
 
+CHILD_MODULE = "structcover.tools.kernelbench.child"
 #: Address-space limit of the CPU child: torch maps its CUDA libraries at import.
 CPU_MEMORY_MB = 16384
 _GPU_DEVICES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools",
@@ -77,7 +79,7 @@ def _one_device(visible: str | None) -> str:
 
 def run_child(job: dict[str, Any], work: Path, out_dir: Path, *, device: str,
               ro: list[Path] = (), timeout_s: float = 300.0,  # type: ignore[assignment]
-              module: str = "structcover.tools.kernelbench.child") -> ChildOutcome:
+              module: str = CHILD_MODULE) -> ChildOutcome:
     """Write ``job`` to ``work/job-<mode>.json`` and run the child on it in the jail.
 
     Args:
@@ -118,23 +120,44 @@ def run_child(job: dict[str, Any], work: Path, out_dir: Path, *, device: str,
         # is not) gets an error, not a second device.
         env["CUDA_VISIBLE_DEVICES"] = _one_device(os.environ.get("CUDA_VISIBLE_DEVICES"))
         devices, memory = _GPU_DEVICES, None  # CUDA reserves huge virtual ranges
+    if device == "cpu" and module == CHILD_MODULE and job["mode"] == "candidate" and \
+            zygote.enabled():
+        try:
+            returncode, timed_out, wall = zygote.run_in_zygote(
+                job, work, out_dir, ro=list(ro), binds=[*_python_dirs(), *_source_dirs()],
+                env={k: v for k, v in env.items() if k != "TORCH_EXTENSIONS_DIR"},
+                job_env=env, memory_mb=memory, timeout_s=timeout_s)
+            log = out_dir / "child.log"
+            stderr = log.read_bytes()[-65536:] if log.is_file() else b""
+            return _outcome(out_dir, timeout_s, timed_out, returncode, None, stderr, wall, [])
+        except zygote.ZygoteUnavailable:
+            pass  # the one-shot child below
     argv = [sys.executable, "-I", "-m", module, str(job_path)]
     limits = JailLimits(timeout_s=timeout_s, memory_mb=memory, file_size_mb=1024, nofile=1024,
                         nproc=512)
     jailed = run_jailed(argv, ro=binds, rw=[out_dir], env=env, cwd=out_dir, limits=limits,
                         devices=devices)
-    outcome = ChildOutcome(folder=out_dir, wall_s=jailed.wall_s, notes=list(jailed.notes))
+    return _outcome(out_dir, timeout_s, jailed.timed_out, jailed.returncode, jailed.signal,
+                    jailed.stderr or b"", jailed.wall_s, list(jailed.notes))
+
+
+def _outcome(out_dir: Path, timeout_s: float, timed_out: bool, returncode: int | None,
+             sig: int | None, stderr: bytes, wall_s: float, notes: list[str]) -> ChildOutcome:
+    """The child's ``result.json``, or why there is none (its exit and error output's tail)."""
+    outcome = ChildOutcome(folder=out_dir, wall_s=wall_s, notes=notes)
     result_file = out_dir / "result.json"
-    if jailed.timed_out:
+    if timed_out:
         outcome.result = {"status": "error", "failure": "timeout",
                           "detail": f"ran past the {timeout_s:g} s limit"}
         return outcome
     try:
         outcome.result = json.loads(result_file.read_text())
     except (OSError, ValueError):
-        tail = (jailed.stderr or b"").decode("utf-8", "replace").strip().splitlines()[-3:]
-        sig = jailed.signal
-        why = f"killed by signal {sig}" if sig else f"exit {jailed.returncode}"
+        tail = stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
+        if sig is None and returncode is not None and returncode < 0:
+            sig = -returncode
+        why = f"killed by signal {sig}" if sig else \
+            f"exit {returncode}" if returncode is not None else "the zygote ended"
         outcome.result = {"status": "error", "failure": "crash",
                           "detail": f"the torch child died ({why}) without a result"
                                     + (": " + " | ".join(tail)[-400:] if tail else "")}

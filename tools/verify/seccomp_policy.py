@@ -106,3 +106,24 @@ def runner_filter_bytes() -> bytes:
     for name in ("socket", "socketpair"):
         flt.add_rule(sc.ERRNO(errno.EPERM), name)
     return _export(flt)
+
+
+#: Refused to the KernelBench zygote's forks (``tools/kernelbench/zygote_server.py``): IPC
+#: objects outlive the process that made them, in an IPC namespace the forks share.
+IPC_DENIED = ("shmget", "msgget", "semget", "mq_open", "mq_unlink", "mq_timedsend",
+              "mq_timedreceive", "mq_notify", "mq_getsetattr")
+
+
+@functools.lru_cache(maxsize=1)
+def ipc_filter_bytes() -> bytes:
+    """A filter refusing System V IPC and POSIX message queues (raw BPF), stacked on the jail's
+    by the zygote before its first fork."""
+    import pyseccomp as sc
+
+    flt = sc.SyscallFilter(sc.ALLOW)
+    for name in IPC_DENIED:
+        try:
+            flt.add_rule(sc.ERRNO(errno.EPERM), name)
+        except (OSError, ValueError):
+            continue
+    return _export(flt)

@@ -17,62 +17,7 @@ import pytest
 pytest.importorskip("torch")
 
 import structcover.tools.verify.hacking_py as hacking_py  # noqa: E402
-from structcover.tools.kernelbench.problem import resolve_problem  # noqa: E402
 from structcover.tools.kernelbench.verify import verify_kernelbench  # noqa: E402
-
-PROBLEM = '''"""ReLU of one vector."""
-import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def forward(self, x):
-        return torch.relu(x)
-
-
-def get_inputs():
-    return [torch.randn(4099)]
-
-
-def get_init_inputs():
-    return []
-'''
-
-_KERNEL = '''import importlib
-import torch
-import torch.nn as nn
-from torch.utils.cpp_extension import load_inline
-
-source = r"""
-#include <torch/extension.h>
-__global__ void relu(const float* x, float* y, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
-}
-torch::Tensor run(torch::Tensor x) {
-    auto y = torch::empty_like(x);
-    int n = x.numel();
-    relu<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
-    return y;
-}
-"""
-ext = load_inline(name="relu_guard", cpp_sources="torch::Tensor run(torch::Tensor x);",
-                  cuda_sources=source, functions=["run"])
-
-'''
-
-
-def candidate(forward: str, top: str = "") -> str:
-    """A ReLU candidate with a real kernel; ``forward``'s body and module code ``top``."""
-    return f"{_KERNEL}{top}\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n{forward}\n"
-
-
-@pytest.fixture(scope="module")
-def problem(tmp_path_factory):
-    path = tmp_path_factory.mktemp("problem") / "relu.py"
-    path.write_text(PROBLEM)
-    return resolve_problem(path)
-
 
 REACHES = [
     # The name built at run time: the text check cannot read it.
@@ -94,9 +39,11 @@ REACHES = [
 @pytest.mark.slow
 @pytest.mark.kernelbench
 @pytest.mark.parametrize(("forward", "top"), REACHES)
-def test_the_compiler_reached_at_run_time_is_hacking(problem, forward, top, monkeypatch):
+def test_the_compiler_reached_at_run_time_is_hacking(relu_problem, relu_candidate, forward, top,
+                                                    monkeypatch):
     monkeypatch.setattr(hacking_py, "run_python_checks", lambda *a, **k: [])  # behaviour alone
-    verdict = verify_kernelbench(candidate(forward, top), problem, backend="cpu", seed=1)
+    verdict = verify_kernelbench(relu_candidate(forward, top), relu_problem, backend="cpu",
+                                 seed=1)
     said = f"{verdict.failure} | {verdict.detail}"
     assert verdict.equivalent is False, said
     assert verdict.failure == "hacking" and "torch's compiler" in verdict.detail, said
@@ -104,9 +51,9 @@ def test_the_compiler_reached_at_run_time_is_hacking(problem, forward, top, monk
 
 @pytest.mark.slow
 @pytest.mark.kernelbench
-def test_the_same_kernel_without_the_compiler_passes(problem):
-    verdict = verify_kernelbench(candidate("        return ext.run(x)"), problem, backend="cpu",
-                                 seed=1)
+def test_the_same_kernel_without_the_compiler_passes(relu_problem, relu_candidate):
+    verdict = verify_kernelbench(relu_candidate("        return ext.run(x)"), relu_problem,
+                                 backend="cpu", seed=1)
     assert verdict.equivalent is True, f"{verdict.failure} | {verdict.detail}"
 
 
