@@ -30,13 +30,14 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from structcover.tools.verify.jail import JailLimits, jail_status, kill_session, popen_jailed
 from structcover.tools.verify.seccomp_policy import ipc_filter_bytes
 
-__all__ = ["ZygoteUnavailable", "enabled", "run_in_zygote", "shutdown"]
+__all__ = ["ZygoteUnavailable", "enabled", "idle_zygotes", "run_in_zygote", "shutdown"]
 
 #: Wall-clock limit for a zygote's start (torch's import, cold caches on a loaded machine).
 START_TIMEOUT_S = 120.0
@@ -70,11 +71,13 @@ class _Zygote:
         seal.write_bytes(ipc_filter_bytes())
         limits = JailLimits(timeout_s=3600.0, memory_mb=memory_mb, cpu_s=7 * 24 * 3600,
                             file_size_mb=1024, nofile=1024, nproc=512)
-        self.proc, _ = popen_jailed(
-            [sys.executable, "-I", "-m", _SERVER, str(seal)], ro=[*binds, self.spool / "jobs", seal],
-            rw=[self.spool / "out"], env=env, cwd=Path("/tmp"), limits=limits,
-            allow_unsandboxed=False, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=self._stderr.fileno())
+        # Started from one long-lived thread: bwrap's --die-with-parent follows the *thread*
+        # that forked it, and a campaign's verification threads come and go.
+        self.proc, _ = _spawner().submit(
+            popen_jailed, [sys.executable, "-I", "-m", _SERVER, str(seal)],
+            ro=[*binds, self.spool / "jobs", seal], rw=[self.spool / "out"], env=env,
+            cwd=Path("/tmp"), limits=limits, allow_unsandboxed=False, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=self._stderr.fileno()).result()
         self._buffer = b""
         ready = self._answer(START_TIMEOUT_S)
         if not ready or not ready.get("ready"):
@@ -175,14 +178,26 @@ class _Zygote:
 _lock = threading.Lock()
 _idle: dict[tuple[Any, ...], list[_Zygote]] = {}
 _owner = os.getpid()
+_spawn_thread: list[ThreadPoolExecutor] = []
+
+
+def _spawner() -> ThreadPoolExecutor:
+    """The thread every zygote of this process is started from (alive as long as it)."""
+    with _lock:
+        _forget_after_fork()
+        if not _spawn_thread:
+            _spawn_thread.append(ThreadPoolExecutor(max_workers=1,
+                                                    thread_name_prefix="zygote-spawn"))
+        return _spawn_thread[0]
 
 
 def _forget_after_fork() -> None:
-    """In a forked process the idle zygotes are the parent's (their pipes too): never used
-    or closed here. Call with ``_lock`` held."""
+    """In a forked process the idle zygotes and the spawning thread are the parent's: never
+    used or closed here. Call with ``_lock`` held."""
     global _owner
     if os.getpid() != _owner:
         _idle.clear()
+        _spawn_thread.clear()
         _owner = os.getpid()
 
 
@@ -291,6 +306,14 @@ def run_in_zygote(job: dict[str, Any], work: Path, out_dir: Path, *, ro: list[Pa
         if returncode is None:
             zygote.close()  # not reused
     return returncode, timed_out, time.monotonic() - start
+
+
+def idle_zygotes() -> tuple[int, int]:
+    """(idle zygotes of this process, how many of them are alive)."""
+    with _lock:
+        _forget_after_fork()
+        zygotes = [z for pool in _idle.values() for z in pool]
+    return len(zygotes), sum(z.alive() for z in zygotes)
 
 
 def shutdown() -> None:

@@ -9,6 +9,9 @@ verification gets a fresh zygote. One-shot children and zygote forks give the sa
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
 pytest.importorskip("torch")
@@ -106,6 +109,21 @@ def test_zygote_and_one_shot_children_agree(relu_problem, relu_candidate, forwar
     cold = _verify(text, relu_problem)
     assert (warm.equivalent, warm.failure) == (cold.equivalent, cold.failure), \
         f"zygote {warm.failure} | {warm.detail} vs one-shot {cold.failure} | {cold.detail}"
+
+
+def test_a_zygote_outlives_the_thread_that_started_it(relu_problem, relu_candidate):
+    """bwrap dies with the *thread* that forked it: zygotes are started from one thread that
+    lives as long as the process, not from the (short-lived) verifying thread."""
+    zygote.shutdown()
+    verdicts = []
+    worker = threading.Thread(target=lambda: verdicts.append(
+        _verify(relu_candidate(_CORRECT), relu_problem)))
+    worker.start()
+    worker.join()
+    assert verdicts and verdicts[0].equivalent is True
+    time.sleep(1.0)  # a zygote tied to the worker thread would be dead by now
+    idle, alive = zygote.idle_zygotes()
+    assert idle >= 1 and alive == idle
 
 
 def test_the_switch_turns_the_zygote_off(monkeypatch):
