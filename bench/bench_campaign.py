@@ -16,8 +16,13 @@ an empty folder, so no compile or emulator build is cached (a new machine's firs
 Side by side: run the same command from two checkouts (``--label``) one after the other and
 compare; ``--json`` prints one line per run for that.
 
+``--runs N`` times N campaigns in one process (from the second on, the process is warm, as a
+watcher's is); ``--fresh-builds`` (kernelbench) makes every extension text new per run, so each
+candidate pays its build (the worst case: a round of rollouts never seen before).
+``STRUCTCOVER_KB_ZYGOTE=0`` runs the KernelBench children one-shot (side by side with the zygote).
+
 Usage: ``python bench/bench_campaign.py demo [--tasks quick] [--budget 120] [--cold]``;
-``python bench/bench_campaign.py kernelbench [--budget 24] [--cold]``.
+``python bench/bench_campaign.py kernelbench [--budget 24] [--cold] [--runs 2] [--fresh-builds]``.
 """
 
 from __future__ import annotations
@@ -99,6 +104,24 @@ def run(workload: str, budget: int, tasks: str, seed: int) -> dict:
             "load_average": [round(x, 1) for x in os.getloadavg()]}
 
 
+def _fresh_builds() -> None:
+    """Every KernelBench extension text made new (a comment with a fresh nonce per run), so no
+    candidate's build comes from the cache: the worst case of a round of unseen rollouts."""
+    import secrets
+
+    import structcover.tools.kernelbench.cpu_build as cpu_build
+
+    original = getattr(cpu_build.translation_unit, "__wrapped__", cpu_build.translation_unit)
+    nonce = secrets.token_hex(8)
+
+    def translation_unit(ext: object, **kw: object) -> tuple[str, list[str]]:
+        text, ignored = original(ext, **kw)
+        return f"{text}\n// bench_campaign nonce {nonce}\n", ignored
+
+    translation_unit.__wrapped__ = original  # type: ignore[attr-defined]
+    cpu_build.translation_unit = translation_unit  # type: ignore[assignment]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("workload", choices=["demo", "kernelbench"])
@@ -109,19 +132,28 @@ def main() -> None:
     parser.add_argument("--cold", action="store_true", help="empty caches (HOME a new folder)")
     parser.add_argument("--label", default="", help="a name for this checkout in the output")
     parser.add_argument("--json", action="store_true", help="one JSON line per run")
+    parser.add_argument("--runs", type=int, default=1,
+                        help="campaigns in this one process (the 2nd on is a warm process, "
+                             "as in the watcher)")
+    parser.add_argument("--fresh-builds", action="store_true",
+                        help="kernelbench: no extension build from the cache (a new nonce per run)")
     args = parser.parse_args()
     if args.cold and not os.environ.get("BENCH_CAMPAIGN_CHILD"):
         home = tempfile.mkdtemp(prefix="bench-campaign-home-")
         argv = [a for a in sys.argv[1:] if a != "--cold"]
         env = {**os.environ, "HOME": home, "BENCH_CAMPAIGN_CHILD": "1"}
         raise SystemExit(subprocess.call([sys.executable, __file__, *argv], env=env))
-    row = run(args.workload, args.budget, args.tasks, args.seed)
-    row.update(label=args.label, cold=bool(os.environ.get("BENCH_CAMPAIGN_CHILD")))
-    if args.json:
-        print(json.dumps(row))
-        return
-    for key, value in row.items():
-        print(f"{key:20s} {value}")
+    for n in range(args.runs):
+        if args.fresh_builds:
+            _fresh_builds()
+        row = run(args.workload, args.budget, args.tasks, args.seed)
+        row.update(label=args.label, cold=bool(os.environ.get("BENCH_CAMPAIGN_CHILD")) and n == 0,
+                   run=n + 1, fresh_builds=args.fresh_builds)
+        if args.json:
+            print(json.dumps(row))
+            continue
+        for key, value in row.items():
+            print(f"{key:20s} {value}")
 
 
 if __name__ == "__main__":
