@@ -129,6 +129,13 @@ def run_child(job: dict[str, Any], work: Path, out_dir: Path, *, device: str,
                 job_env=env, memory_mb=memory, timeout_s=timeout_s)
             log = out_dir / "child.log"
             stderr = log.read_bytes()[-65536:] if log.is_file() else b""
+            if returncode is None and not timed_out:
+                # The zygote died or stopped answering mid-job: whatever the fork wrote after
+                # killing its supervisor is not read (it may race the jail's end).
+                return ChildOutcome(folder=out_dir, wall_s=wall, result={
+                    "status": "error", "failure": "crash",
+                    "detail": "the zygote running the candidate ended during the job (killed "
+                              "or stopped from inside the jail)"})
             return _outcome(out_dir, timeout_s, timed_out, returncode, None, stderr, wall, [])
         except zygote.ZygoteUnavailable:
             pass  # the one-shot child below
@@ -156,8 +163,7 @@ def _outcome(out_dir: Path, timeout_s: float, timed_out: bool, returncode: int |
         tail = stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
         if sig is None and returncode is not None and returncode < 0:
             sig = -returncode
-        why = f"killed by signal {sig}" if sig else \
-            f"exit {returncode}" if returncode is not None else "the zygote ended"
+        why = f"killed by signal {sig}" if sig else f"exit {returncode}"
         outcome.result = {"status": "error", "failure": "crash",
                           "detail": f"the torch child died ({why}) without a result"
                                     + (": " + " | ".join(tail)[-400:] if tail else "")}
