@@ -158,9 +158,21 @@ def compare_runs(ref: dict[str, Any], ref_dir: Path, cand: dict[str, Any], cand_
                 return Outcome("dtype-mismatch", f"trial {t}: output {i} has dtype "
                                                  f"{co['dtype']}, the reference {ro['dtype']}")
     ref_out = [_arrays(ref_dir / f"out_{t}.npz") for t in range(len(ref_trials))]
-    cand_out = [_arrays(cand_dir / f"out_{t}.npz") for t in range(len(cand_trials))]
+    try:
+        # Written in the candidate's process: a file it removed, truncated or replaced (the
+        # child's folder keeps regular files only) is its failure, not the verifier's.
+        cand_out = [_arrays(cand_dir / f"out_{t}.npz") for t in range(len(cand_trials))]
+        cand_after = [_arrays(cand_dir / f"after_{t}.npz") for t in range(len(cand_trials))]
+        missing = [(t, i) for t, rt in enumerate(ref_trials)
+                   for i, _ in _tensor_meta(rt["outputs"]) if f"a{i}" not in cand_out[t]]
+    except (OSError, ValueError, EOFError) as exc:
+        return Outcome("crash", f"the candidate's saved outputs are missing or unreadable "
+                                f"({type(exc).__name__}): its process changed them")
+    if missing:
+        return Outcome("crash", f"trial {missing[0][0]}: output {missing[0][1]} is missing from "
+                                "the candidate's saved outputs")
     for t in range(len(ref_trials)):
-        given, after = _arrays(ref_dir / f"in_{t}.npz"), _arrays(cand_dir / f"after_{t}.npz")
+        given, after = _arrays(ref_dir / f"in_{t}.npz"), cand_after[t]
         for key, arr in given.items():
             if key not in after or not _same(arr, after[key]):
                 return Outcome("modified-inputs", f"trial {t}: input {key.removeprefix('a')} "

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import sys
 import sysconfig
 from dataclasses import dataclass, field
@@ -148,9 +149,34 @@ def run_child(job: dict[str, Any], work: Path, out_dir: Path, *, device: str,
                     jailed.stderr or b"", jailed.wall_s, list(jailed.notes))
 
 
+def plain_files_only(folder: Path) -> list[str]:
+    """Remove from ``folder`` (recursively) everything but regular files and folders.
+
+    The child's folder is written by the candidate's process: a link there (to the reference's
+    cached outputs, whose path the candidate can compute, or to any file of the host's) would be
+    followed when the host reads the folder; a FIFO would block the read. Returns the removed
+    names (relative), for the verdict's notes.
+    """
+    removed: list[str] = []
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        for name in [*dirs, *files]:
+            path = Path(root) / name
+            mode = path.lstat().st_mode
+            if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+                continue
+            path.unlink()
+            removed.append(str(path.relative_to(folder)))
+        dirs[:] = [d for d in dirs if stat.S_ISDIR((Path(root) / d).lstat().st_mode)]
+    return removed
+
+
 def _outcome(out_dir: Path, timeout_s: float, timed_out: bool, returncode: int | None,
              sig: int | None, stderr: bytes, wall_s: float, notes: list[str]) -> ChildOutcome:
     """The child's ``result.json``, or why there is none (its exit and error output's tail)."""
+    removed = plain_files_only(out_dir) if out_dir.is_dir() else []
+    if removed:
+        notes = [*notes, "removed from the child's folder before reading it (not regular "
+                         "files): " + ", ".join(removed[:5])]
     outcome = ChildOutcome(folder=out_dir, wall_s=wall_s, notes=notes)
     result_file = out_dir / "result.json"
     if timed_out:

@@ -151,6 +151,19 @@ def _build_cpu(exts: list[InlineExtension], build: Path
     return built, None, notes
 
 
+def reference_key(problem: Problem, sizes: dict[str, int], seed: int, trials: int, device: str,
+                  time_it: bool) -> str:
+    """The reference cache's key of one run: the problem's text, sizes, seed, trials, device,
+    timing, torch's version and the float64 pass (CPU path only)."""
+    try:
+        torch_version = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        torch_version = "none"
+    return hashlib.sha256(json.dumps([problem.text, sizes, seed, trials, device, time_it,
+                                      torch_version, device == "cpu"], sort_keys=True).encode()
+                          ).hexdigest()[:20]
+
+
 def _reference(problem: Problem, sizes: dict[str, int], seed: int, trials: int, device: str,
                time_it: bool, timeout_s: float, scratch: Path) -> tuple[ChildOutcome, Path]:
     """The reference child's run, from the cache when the same run was made before.
@@ -158,18 +171,12 @@ def _reference(problem: Problem, sizes: dict[str, int], seed: int, trials: int, 
     A timed run (GPU) is never shared: its timing belongs to this verification, so it is kept
     in ``scratch`` (the caller's temporary folder) instead of the cache.
     """
-    try:
-        torch_version = importlib.metadata.version("torch")
-    except importlib.metadata.PackageNotFoundError:
-        torch_version = "none"
     # The float64 pass (the precision check's yardstick) runs on the CPU path only: the GPU
     # path keeps the full sizes, where a float64 run would cost as much as the task.
     fp64 = device == "cpu"
-    key = hashlib.sha256(json.dumps([problem.text, sizes, seed, trials, device, time_it,
-                                     torch_version, fp64], sort_keys=True).encode()
-                         ).hexdigest()[:20]
     root = _cache_root()
-    final = scratch / "reference" if time_it else root / f"ref-{key}"
+    final = scratch / "reference" if time_it else \
+        root / f"ref-{reference_key(problem, sizes, seed, trials, device, time_it)}"
     if (final / "result.json").is_file() and not time_it:
         result = json.loads((final / "result.json").read_text())
         if result.get("status") == "ok":

@@ -131,3 +131,38 @@ def test_a_zygote_outlives_the_thread_that_started_it(relu_problem, relu_candida
 def test_the_switch_turns_the_zygote_off(monkeypatch):
     monkeypatch.setenv("STRUCTCOVER_KB_ZYGOTE", "0")
     assert zygote.enabled() is False
+
+
+@pytest.mark.parametrize("zygote_on", ["1", "0"], ids=["zygote", "one-shot"])
+def test_links_in_the_output_folder_are_not_followed(relu_problem, relu_candidate, zygote_on,
+                                                     monkeypatch):
+    """A candidate that returns garbage but, as the child writes its result, replaces its
+    output files with links to the reference's cached outputs (a path it can compute: the
+    problem's text, sizes, seed and torch's version are all in its job folder). The host
+    reads the output folder after the run: it must not follow what the candidate planted."""
+    from structcover.tools.kernelbench.verify import (
+        DEFAULT_WORK_BUDGET,
+        _cache_root,
+        reference_key,
+    )
+
+    monkeypatch.setenv("STRUCTCOVER_KB_ZYGOTE", zygote_on)
+    assert _verify(relu_candidate(_CORRECT), relu_problem).equivalent is True  # reference cached
+    sizes = relu_problem.shrunk(DEFAULT_WORK_BUDGET)
+    ref = _cache_root() / f"ref-{reference_key(relu_problem, sizes, 1, 3, 'cpu', False)}"
+    assert (ref / "out_0.npz").is_file()
+    plant = (
+        "import os, pathlib\n"
+        "_write = pathlib.Path.write_text\n"
+        "def _swap(self, data, *a, **k):\n"
+        "    if self.name == 'result.json':\n"
+        "        for t in range(3):\n"
+        "            out = self.parent / f'out_{t}.npz'\n"
+        "            if out.exists():\n"
+        "                out.unlink()\n"
+        f"            os.symlink(f'{ref}/out_{{t}}.npz', out)\n"
+        "    return _write(self, data, *a, **k)\n"
+        "pathlib.Path.write_text = _swap\n")
+    garbage = relu_candidate("        return torch.empty_like(x)", top=plant)
+    verdict = _verify(garbage, relu_problem)
+    assert verdict.equivalent is not True, f"{verdict.failure} | {verdict.detail}"
