@@ -128,8 +128,6 @@ def run_child(job: dict[str, Any], work: Path, out_dir: Path, *, device: str,
                 job, work, out_dir, ro=list(ro), binds=[*_python_dirs(), *_source_dirs()],
                 env={k: v for k, v in env.items() if k != "TORCH_EXTENSIONS_DIR"},
                 job_env=env, memory_mb=memory, timeout_s=timeout_s)
-            log = out_dir / "child.log"
-            stderr = log.read_bytes()[-65536:] if log.is_file() else b""
             if returncode is None and not timed_out:
                 # The zygote died or stopped answering mid-job: whatever the fork wrote after
                 # killing its supervisor is not read (it may race the jail's end).
@@ -137,6 +135,8 @@ def run_child(job: dict[str, Any], work: Path, out_dir: Path, *, device: str,
                     "status": "error", "failure": "crash",
                     "detail": "the zygote running the candidate ended during the job (killed "
                               "or stopped from inside the jail)"})
+            log = out_dir / "child.log"
+            stderr = log.read_bytes()[-65536:] if log.is_file() and not log.is_symlink() else b""
             return _outcome(out_dir, timeout_s, timed_out, returncode, None, stderr, wall, [])
         except zygote.ZygoteUnavailable:
             pass  # the one-shot child below
@@ -159,14 +159,15 @@ def plain_files_only(folder: Path) -> list[str]:
     """
     removed: list[str] = []
     for root, dirs, files in os.walk(folder, followlinks=False):
-        for name in [*dirs, *files]:
+        gone = set()
+        for name in [*dirs, *files]:  # a link to a folder is listed among the folders
             path = Path(root) / name
             mode = path.lstat().st_mode
-            if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-                continue
-            path.unlink()
-            removed.append(str(path.relative_to(folder)))
-        dirs[:] = [d for d in dirs if stat.S_ISDIR((Path(root) / d).lstat().st_mode)]
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                path.unlink()
+                gone.add(name)
+                removed.append(str(path.relative_to(folder)))
+        dirs[:] = [d for d in dirs if d not in gone]
     return removed
 
 

@@ -300,9 +300,8 @@ def run_in_zygote(job: dict[str, Any], work: Path, out_dir: Path, *, ro: list[Pa
         if returncode is None:
             zygote.kill()  # dead, stopped or past the limit: nothing in it runs on
         out_dir.mkdir(parents=True, exist_ok=True)
-        for entry in list(out.iterdir()):
-            if not entry.is_symlink():  # a link the fork planted is not followed here
-                shutil.move(str(entry), str(out_dir / entry.name))
+        for entry in list(out.iterdir()):  # links the fork planted: sandbox.plain_files_only
+            shutil.move(str(entry), str(out_dir / entry.name))
         if returncode is None:
             zygote.close()  # not reused
     return returncode, timed_out, time.monotonic() - start

@@ -38,7 +38,7 @@ import stat
 import sys
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 _PR_SET_DUMPABLE = 4
 _PR_SET_NO_NEW_PRIVS = 38
@@ -81,7 +81,7 @@ def _seal(filter_path: str) -> None:
         raise OSError(ctypes.get_errno(), "loading the IPC filter failed")
 
 
-def _fork_child(request: dict[str, Any]) -> int:
+def _fork_child(request: dict[str, Any]) -> NoReturn:
     """In the fork: become a one-shot child for ``request`` and run it (never returns)."""
     code = 70
     try:
@@ -107,7 +107,6 @@ def _fork_child(request: dict[str, Any]) -> int:
             sys.stdout.flush()
             sys.stderr.flush()
         os._exit(code)
-    return code  # pragma: no cover - os._exit does not return
 
 
 def _remove(path: Path) -> None:
