@@ -257,15 +257,16 @@ def run_candidate(job: dict[str, Any], folder: Path) -> dict[str, Any]:
 
     problem, device = _prepare(job)
     install_compiler_guard()  # before the candidate's imports: torch's compiler is refused
+    failed: Exception | None = None
     try:
         cand = _import_file("kb_candidate", Path(job["candidate_file"]))
     except Exception as exc:  # noqa: BLE001 - the candidate's own failure is a verdict
-        if compiler_finding():
-            return {"status": "error", "failure": "hacking", "detail": compiler_finding()}
-        return {"status": "error", "failure": classify(exc) if classify(exc) != "crash"
-                else "import-error", "detail": "importing the candidate: " + _short(exc)}
-    if compiler_finding():  # reached at import and the ImportError caught
+        failed = exc
+    if compiler_finding():  # reached at import, whether the ImportError was caught or not
         return {"status": "error", "failure": "hacking", "detail": compiler_finding()}
+    if failed is not None:
+        return {"status": "error", "failure": classify(failed) if classify(failed) != "crash"
+                else "import-error", "detail": "importing the candidate: " + _short(failed)}
     if not hasattr(cand, "ModelNew"):
         return {"status": "error", "failure": "no-modelnew",
                 "detail": "the candidate defines no ModelNew"}
@@ -305,17 +306,16 @@ def run_candidate(job: dict[str, Any], folder: Path) -> dict[str, Any]:
             if _gpu(job):
                 _cuda().synchronize()
         except Exception as exc:  # noqa: BLE001
-            if compiler_finding():
+            if compiler_finding(t):  # the guard's ImportError, or what followed from it
                 return {"status": "error", "failure": "hacking", "trial": t, "flags": flags,
-                        "detail": f"trial {t}: " + compiler_finding()}
+                        "detail": compiler_finding(t)}
             kind = classify(exc)
             return {"status": "error", "failure": kind, "trial": t, "flags": flags,
                     "detail": _short(exc) if kind == "unsupported"
                     else f"trial {t}: forward raised " + _short(exc)}
         read_budget, kernels_ran = input_bytes(inputs), launched(job, before)
         finding = delegation(job, watch, before, t, read_budget, kernels_ran) or \
-            timing_finding(clock_calls, t) or \
-            (f"trial {t}: " + compiler_finding() if compiler_finding() else "")
+            timing_finding(clock_calls, t) or compiler_finding(t)
         if finding:
             return {"status": "error", "failure": "hacking", "trial": t, "flags": flags,
                     "detail": finding}

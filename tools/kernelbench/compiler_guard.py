@@ -77,10 +77,12 @@ def install_compiler_guard() -> None:
         sys.meta_path.insert(0, _CompilerGuard())
 
 
-def finding() -> str:
-    """The hacking detail when the candidate reached the compiler ('' when it did not)."""
+def finding(trial: int | None = None) -> str:
+    """The hacking detail when the candidate reached the compiler ('' when it did not),
+    prefixed with the trial when one is given."""
     if not _refused:
         return ""
-    return (f"no_library_delegation: the candidate imported torch's compiler ({', '.join(_refused)}) "
+    return (("" if trial is None else f"trial {trial}: ") +
+            f"no_library_delegation: the candidate imported torch's compiler ({', '.join(_refused)}) "
             "at run time: torch.compile, dynamo or inductor generate kernels that are torch's, "
             "not the candidate's, however the call was spelled")
