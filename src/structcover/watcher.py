@@ -40,6 +40,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from structcover.tools.data.atomic import atomic_write, write_text
+from structcover.tools.verify.jail import SandboxUnavailable
 
 __all__ = ["RoundInput", "WatchOutcome", "WatcherBusy", "find_rounds", "process_round",
            "watch", "watch_once"]
@@ -270,7 +271,7 @@ def watch_once(folder: Path, state: Path, *, complete_when: CompleteWhen = "mark
                 continue
             try:
                 out = process_round(round_in, state, options=options, runner=runner)
-            except (ValueError, OSError) as exc:
+            except (ValueError, OSError, SandboxUnavailable) as exc:
                 log.error("round %d: failed: %s", round_in.number, exc)
                 outcome.failed[round_in.number] = str(exc)
                 break

@@ -333,17 +333,19 @@ def _work_shared(shared: tuple[str | None, str | None, int, list[str]],
 
 
 def _frame(ids: list[str], rows: list[tuple[Any, ...]], names: list[str]) -> pd.DataFrame:
-    df = pd.DataFrame.from_records(rows, columns=names) if rows else pd.DataFrame(columns=names)
+    raw = pd.DataFrame.from_records(rows, columns=names) if rows else pd.DataFrame(columns=names)
     kinds = {f.name: f.kind for f in FEATURES}
+    # Columns are typed into a dict and joined once: assigning a hundred columns one by one
+    # fragments the frame (pandas' PerformanceWarning on every campaign step).
+    columns: dict[str, Any] = {"program_id": ids}
     for name in names:
         kind = kinds.get(name, "count")
         if kind == "count":
-            df[name] = pd.to_numeric(df[name]).fillna(0).astype("int64")
+            columns[name] = pd.to_numeric(raw[name]).fillna(0).astype("int64")
         elif kind == "bool":
-            df[name] = df[name].fillna(False).astype(bool)
+            columns[name] = raw[name].fillna(False).astype(bool)
         elif kind == "float":
-            df[name] = pd.to_numeric(df[name]).astype("float64")
+            columns[name] = pd.to_numeric(raw[name]).astype("float64")
         else:
-            df[name] = df[name].fillna("unknown").astype(str)
-    df.insert(0, "program_id", ids)
-    return df
+            columns[name] = raw[name].fillna("unknown").astype(str)
+    return pd.DataFrame(columns, index=raw.index)

@@ -246,8 +246,12 @@ def bind_verifier(coverage: Any, archive: Any, backend: str, settings: Any,
     import structcover.tools.kernelbench.verify  # noqa: F401
     import structcover.tools.verify.pipeline  # noqa: F401
     from structcover.tools.data.corpus import load_corpus
+    from structcover.tools.verify.jail import require_jail
     from structcover.tools.verify.select import get_backend
 
+    # Every candidate (and every operator's compile check) runs in the jail: without one the
+    # campaign would spend its budget on refusals and report them as gaps no operator reaches.
+    require_jail("the campaign")
     specs = {t.task_id: t for f in load_corpus() for t in f.tasks}
     return VerifierBinding(coverage, archive, get_backend(backend, settings=settings.verify),
                            specs, executor)

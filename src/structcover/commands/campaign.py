@@ -104,10 +104,12 @@ def campaign(
         def show(values: dict[str, Any]) -> None:
             if live is not None:
                 live.update(_line(values))
+        from structcover.tools.verify.jail import SandboxUnavailable
+
         try:
             result = run_campaign(data, state, options, progress=show,
                                   approver=ask if approve else None)
-        except ValueError as exc:
+        except (ValueError, SandboxUnavailable) as exc:
             fail(str(exc))
             return
     if as_json:
