@@ -127,17 +127,30 @@ class Problem(BaseModel):
                         family="kernelbench", description=f"KernelBench problem {self.id}")
 
 
+def _bindings(stmt: ast.stmt) -> list[tuple[str, ast.expr]]:
+    """(name, value) pairs a module-level assignment binds: ``n = 4096``, ``n: int = 4096``,
+    chained ``height = width = 256`` and unpacked ``height, width = 128, 256`` (level-2
+    problems spell their sizes all these ways; read as one name only, the others kept their
+    full sizes when the problem was shrunk)."""
+    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and \
+            stmt.value is not None:
+        return [(stmt.target.id, stmt.value)]
+    if not isinstance(stmt, ast.Assign):
+        return []
+    out: list[tuple[str, ast.expr]] = []
+    for target in stmt.targets:
+        if isinstance(target, ast.Name):
+            out.append((target.id, stmt.value))
+        elif isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Tuple) and \
+                len(target.elts) == len(stmt.value.elts) and \
+                all(isinstance(t, ast.Name) for t in target.elts):
+            out.extend((t.id, v) for t, v in zip(target.elts, stmt.value.elts, strict=True))  # type: ignore[attr-defined]
+    return out
+
+
 def _int_constants(tree: ast.Module) -> dict[str, int]:
     sizes: dict[str, int] = {}
-    for stmt in tree.body:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
-                isinstance(stmt.targets[0], ast.Name):
-            name, value = stmt.targets[0].id, stmt.value
-        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and \
-                stmt.value is not None:
-            name, value = stmt.target.id, stmt.value
-        else:
-            continue
+    for name, value in (b for stmt in tree.body for b in _bindings(stmt)):
         if _positive_int(value):
             sizes[name] = value.value  # type: ignore[attr-defined]
         elif isinstance(value, ast.Tuple) and value.elts and all(map(_positive_int, value.elts)):

@@ -97,3 +97,20 @@ def test_shrink_keeps_the_divisibility_the_problem_guarantees(tmp_path):
     # Four dimensions at 32 each would be 16 times the budget: the alignment drops to 16.
     q = load_problem(four)
     assert q.shrunk(2.0 ** 16) == {"B": 16, "C": 16, "H": 16, "W": 16}
+
+
+def test_chained_and_unpacked_sizes_are_each_a_size(tmp_path):
+    # Level-2 problems write their sizes these ways; each name must scale when the problem
+    # shrinks, or the reference runs at its full spatial size.
+    f = tmp_path / "p.py"
+    f.write_text("import torch\nclass Model: pass\nbatch_size = 128\n"
+                 "height = width = 256\ndepth, channels = 64, 32\nkernel = 3; groups = 8\n"
+                 "def get_inputs():\n"
+                 "    return [torch.randn(batch_size, channels, depth, height, width)]\n")
+    p = load_problem(f)
+    assert p.sizes == {"batch_size": 128, "height": 256, "width": 256, "depth": 64,
+                       "channels": 32, "kernel": 3, "groups": 8}
+    assert p.input_shapes == [["batch_size", "channels", "depth", "height", "width"]]
+    small = p.shrunk(2**16)
+    assert all(small[k] < p.sizes[k] for k in ("height", "width", "depth"))
+    assert small["kernel"] == 3  # shapes of the computation stay
