@@ -56,6 +56,7 @@ from structcover.tools.kernelbench.cpu_toolchain import (
     cache_key,
     flags,
     light_pch,
+    link_flags,
     locked,
     pch_folder,
     pymodule_library,
@@ -240,7 +241,7 @@ def _compile_extension(text: str, light: bool, cache_dir: Path, rt: Path, timeou
             lib = Path(tmp) / "extension.so"
             argv = [cxx, *flags(), *includes, "-I", str(SHIMS_DIR), "-I", str(RUNTIME_DIR),
                     *system_includes(), "-include", str(pch), "-shared", "-o", str(lib), str(src),
-                    str(rt), *map(str, extra), "-Wl,-rpath,$ORIGIN", "-Wl,--as-needed",
+                    str(rt), *map(str, extra), *link_flags(), "-Wl,-rpath,$ORIGIN", "-Wl,--as-needed",
                     "-L", str(tp["lib"]), *TORCH_LIBS]
             result = run_compiler(argv, readable=[SHIMS_DIR, RUNTIME_DIR, *tp["include"], tp["lib"],
                                                   tp["python_include"], pch.parent, rt, *extra],

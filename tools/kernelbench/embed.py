@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 from dataclasses import dataclass
 
 from structcover.tools.kernelbench.candidate import (
@@ -92,6 +93,24 @@ def embedded_sources(python_text: str) -> list[EmbeddedSource]:
         EmbedError: The file is not a resolvable KernelBench candidate, or a source is spelled
             by something other than string literals (the message names the line).
     """
+    found = _embedded_once(python_text)
+    if isinstance(found, EmbedError):
+        raise EmbedError(str(found))
+    return list(found)
+
+
+@functools.lru_cache(maxsize=256)
+def _embedded_once(python_text: str) -> tuple[EmbeddedSource, ...] | EmbedError:
+    """:func:`embedded_sources` once per text (entries are frozen): a campaign's planner dry-runs
+    every registered operator on each parent, and each run parsed the same file again (a
+    third of the planner's time on KernelBench rollouts)."""
+    try:
+        return tuple(_find_embedded(python_text))
+    except EmbedError as exc:
+        return exc
+
+
+def _find_embedded(python_text: str) -> list[EmbeddedSource]:
     try:
         exts = find_inline_extensions(python_text)
     except UnresolvedInline as exc:

@@ -121,6 +121,18 @@ def test_an_f_string_with_placeholders_is_not_embeddable() -> None:
         + CALL.format(arg="cuda_src") + FOOTER
     with pytest.raises(EmbedError, match="f-string"):
         embedded_sources(text)
+    # Asked again (the planner asks once per operator), the answer is the same refusal.
+    with pytest.raises(EmbedError, match="f-string"):
+        embedded_sources(text)
+
+
+def test_a_callers_changes_to_the_list_do_not_reach_the_next_caller() -> None:
+    text = HEADER + 'cuda_src = "__global__ void k(float* x) { x[0] = 0; }"\n' \
+        + CALL.format(arg="cuda_src") + FOOTER
+    first = embedded_sources(text)
+    assert len(first) == 1
+    first.clear()  # callers filter and reorder the list they get
+    assert [s.text for s in embedded_sources(text)] == ["__global__ void k(float* x) { x[0] = 0; }"]
 
 
 def test_a_literal_shared_by_two_extensions_changes_in_both() -> None:
