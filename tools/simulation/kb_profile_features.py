@@ -28,7 +28,8 @@ from structcover.tools.simulation.kb_profile import KbProfile
 from structcover.tools.simulation.timing_model import KernelInputs, kernel_time, torch_ops_time
 
 #: Feature names (without the ``profile.`` prefix) of the per-output-element counters.
-PER_ELEMENT = ("global_load_requests", "global_load_sectors", "global_store_requests",
+PER_ELEMENT = ("global_load_requests", "global_load_sectors", "global_load_l1_miss_sectors",
+               "global_store_requests",
                "global_store_sectors", "shared_wavefronts", "shared_bank_conflicts",
                "barriers", "branch_requests", "divergent_branches", "threads",
                "atomic_requests", "warp_collectives", "ops_fp", "ops_int", "ops_special",
@@ -58,6 +59,7 @@ def _derived(c: dict[str, float]) -> dict[str, float]:
     return {
         "global_load_requests": s("global_load_requests"),
         "global_load_sectors": s("global_load_sectors"),
+        "global_load_l1_miss_sectors": s("global_load_l1_miss_sectors"),
         "global_store_requests": s("global_store_requests"),
         "global_store_sectors": s("global_store_sectors"),
         "shared_wavefronts": s("shared_load_wavefronts", "shared_store_wavefronts"),
@@ -87,13 +89,18 @@ def _scaled(pair: list[dict[str, dict[str, int]]], prof: KbProfile, full_work: f
             keep: frozenset[str] = frozenset()) -> dict[str, dict[str, float]]:
     """Per row (kernel or torch operator) of the two measured sizes, every figure at the
     problem's own size as a power of the work (:func:`_exponent`); ``keep`` as measured."""
+    from structcover.tools.verify.profile import rescale_ratios
+
     (w1, w0), factor = prof.work, full_work / prof.work[0] if prof.work[0] else 1.0
     large, small = pair
-    return {name: {k: float(v) if k in keep else
-                   float(v) * factor ** _exponent(float(v), float(small.get(name, {}).get(k, 0)),
-                                                  w1, w0)
-                   for k, v in row.items()}
-            for name, row in large.items()}
+    out = {name: {k: float(v) if k in keep else
+                  float(v) * factor ** _exponent(float(v), float(small.get(name, {}).get(k, 0)),
+                                                 w1, w0)
+                  for k, v in row.items()}
+           for name, row in large.items()}
+    for name, row in out.items():
+        rescale_ratios(row, large[name])
+    return out
 
 
 def extrapolate(prof: KbProfile, full_work: float) -> tuple[dict[str, dict[str, float]], float]:

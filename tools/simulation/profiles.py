@@ -262,7 +262,7 @@ def extrapolate(entry: MeasuredProfile, spec: TaskSpec, scale: float
     that is zero at one size keeps ``c1`` (``p = 0``). Maxima and footprints (contention,
     shared bytes) are not scaled. Raises nothing; a failed entry gives ``{}``.
     """
-    from structcover.tools.verify.profile import MAXED
+    from structcover.tools.verify.profile import MAXED, rescale_ratios
 
     if entry.error or len(entry.kernels) != 2:
         return {}
@@ -280,6 +280,7 @@ def extrapolate(entry: MeasuredProfile, spec: TaskSpec, scale: float
                 continue
             p = min(max(round(math.log(c1 / c0) / math.log(ratio)), 0), top)
             row[key] = float(c1) * scale ** p
+        rescale_ratios(row, c1s)
         out[name] = row
     return out
 

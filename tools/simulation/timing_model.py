@@ -19,6 +19,8 @@ Per kernel (``L`` launches, ``B`` blocks, ``T`` threads; all counters summed ove
                   ILP is not visible in the counters, so a fixed loads-in-flight is assumed)
     comp_hide  = min(1, warps/SM / (ISSUE_WARPS_PER_SCHEDULER * schedulers))
     sectors    = global load + store sectors;  sector_bytes = 32 * sectors
+                 (every sector is charged to L2: the profiler's L1 misses,
+                 ``global_load_l1_miss_sectors``, are a feature, not a term; docs/SIMULATION.md)
     dram_bytes = compulsory + max(0, sector_bytes - compulsory) * L2_MISS   (L2 reuse term:
                  traffic beyond every buffer once is re-reads, served by L2 but L2_MISS)
     dram_s     = dram_bytes / DRAM B/s / mem_hide

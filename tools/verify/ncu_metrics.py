@@ -78,6 +78,12 @@ MAPPING: tuple[MetricMap, ...] = (
     MetricMap("shared_dynamic_bytes", ("launch__shared_mem_per_block_dynamic",), "max"),
     *(MetricMap(f"global_{name}_{what}", (_LSU.format(what=what, op=op),), tolerance=_MEM_BAND)
       for name, op in (("load", "ld"), ("store", "st")) for what in ("requests", "sectors")),
+    MetricMap("global_load_l1_miss_sectors",
+              ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum",),
+              tolerance=_LOOSE_BAND,
+              note="the emulator's L1 is 32 KB per block, direct-mapped and emptied at block "
+                   "start; the GPU's is shared by the SM's resident blocks, set-associative, and "
+                   "its size depends on the shared-memory carve-out"),
     *(MetricMap(f"global_{name}_bytes", (f"smsp__sass_data_bytes_mem_global_op_{op}.sum",),
                 tolerance=_MEM_BAND, note="bytes the lanes asked for")
       for name, op in (("load", "ld"), ("store", "st"))),

@@ -22,7 +22,7 @@ from structcover.tools.verify.profile_rewrite import KINDS, Site
 
 #: Per-launch counters that add up over launches (the rest are shapes or maxima).
 SUMMED: tuple[str, ...] = ("blocks", "threads", "warps", "global_load_requests", "global_load_sectors",
-          "global_load_bytes", "global_store_requests", "global_store_sectors",
+          "global_load_bytes", "global_load_l1_miss_sectors", "global_store_requests", "global_store_sectors",
           "global_store_bytes", "shared_load_requests", "shared_load_wavefronts",
           "shared_load_bank_conflicts", "shared_store_requests", "shared_store_wavefronts",
           "shared_store_bank_conflicts", "global_atomic_requests", "global_atomic_lanes",
@@ -39,7 +39,22 @@ OPS = tuple(f"ops_{c}_{k}" for c in OP_CLASSES for k in OP_KINDS
 SUMMED = (*SUMMED, *OPS)
 MAXED = ("global_atomic_max_contention", "shared_atomic_max_contention", "shared_static_bytes",
          "shared_dynamic_bytes")
+#: Counters that scale as a fraction of another: extrapolated to a larger size as that
+#: counter's extrapolation times their ratio at the larger measured size, not as a power of
+#: the size of their own. L1 misses depend on whether a block's footprint fits the cache: at
+#: two small sizes it fits, then it starts not to, and a power fitted to that climbs past the
+#: sectors themselves (a GEMM's misses measured at 2.3e3 and 2.1e5 extrapolated to 50x its
+#: sectors).
+RATIO_OF = {"global_load_l1_miss_sectors": "global_load_sectors"}
 _SPACES = {1: "global", 2: "shared", 4: "local"}
+
+
+def rescale_ratios(row: dict[str, float], measured: dict[str, Any]) -> None:
+    """Set each :data:`RATIO_OF` counter of an extrapolated ``row`` from its base counter in
+    ``row`` and the ratio of the two in ``measured`` (the larger measured size)."""
+    for key, base in RATIO_OF.items():
+        if key in row and base in row and float(measured.get(base, 0) or 0) > 0:
+            row[key] = row[base] * min(1.0, float(measured.get(key, 0)) / float(measured[base]))
 
 
 class ProfileError(RuntimeError):

@@ -58,6 +58,8 @@ def test_coalesced_copy(settings):
     assert (t["global_load_requests"], t["global_load_sectors"]) == (8, 32)
     assert (t["global_store_requests"], t["global_store_sectors"]) == (8, 32)
     assert (t["global_load_bytes"], t["global_store_bytes"]) == (1024, 1024)
+    # Every sector is loaded once: each misses L1.
+    assert t["global_load_l1_miss_sectors"] == 32
     assert (t["branch_requests"], t["divergent_branches"]) == (8, 0)
     assert (t["blocks"], t["threads"], t["warps"], t["launches"]) == (2, 256, 8, 1)
 
@@ -66,11 +68,14 @@ def test_strided_and_broadcast_reads(settings):
     # Stride 2: a warp's 32 floats span 32 * 8 = 256 B = 8 sectors per request (8 requests:
     # 64 sectors). Stride 32: every lane in its own 128-B line = 32 sectors per request (256).
     # Stride 0 (all lanes read x[0]): 1 sector per request (8). Stores stay 4 per request.
-    for stride, per_request in ((2, 8), (32, 32), (0, 1)):
+    # L1 misses: strides 2 and 32 never touch a sector twice, so every sector misses; stride 0
+    # misses once per block (its first warp), the block's other 3 warps hit: 2.
+    for stride, per_request, misses in ((2, 8, 64), (32, 32, 256), (0, 1, 2)):
         r = _strided(settings, stride)
         t = r.total
         assert t["global_load_requests"] == 8, stride
         assert t["global_load_sectors"] == 8 * per_request, stride
+        assert t["global_load_l1_miss_sectors"] == misses, stride
         assert t["global_store_sectors"] == 32, stride
         assert r.output_elements == 256
         assert r.per_output_element["global_load_sectors"] == pytest.approx(8 * per_request / 256)
@@ -274,3 +279,30 @@ def test_verify_cli_profile_json(tmp_path):
     assert (total["global_load_requests"], total["global_load_sectors"]) == (2 * 1563, 12500)
     assert (total["global_store_requests"], total["global_store_sectors"]) == (1563, 6250)
     assert verdict["profile"]["output_elements"] == 50000
+
+
+# Row per thread: thread t sums row t of a 64 x 16 float matrix (one block of 64 threads).
+ROWS = r"""
+#include <cuda_runtime.h>
+__global__ void rowsum(const float* a, float* y) {
+    int t = threadIdx.x;
+    float s = 0.0f;
+    for (int k = 0; k < 16; ++k) s += a[t * 16 + k];
+    y[t] = s;
+}
+extern "C" int launch(const float* a, float* y, cudaStream_t s) {
+    rowsum<<<1, 64, 0, s>>>(a, y);
+    return (int)cudaGetLastError();
+}
+"""
+
+
+def test_rows_walked_by_lanes_hit_l1_after_their_first_sector(settings):
+    # 2 warps x 16 iterations = 32 load requests. At iteration k a warp's 32 lanes read 32
+    # rows 64 B apart: 32 sectors per request, 1024 in all (uncoalesced). But row t is 2
+    # sectors (64 B: k = 0..7 in the first, 8..15 in the second), so only each row's first
+    # touch of a sector misses L1: 64 rows x 2 = 128 misses, the other 896 sector reads hit.
+    spec = spec_of("rowsum", [("a", [64 * 16], "input"), ("y", [64], "output")], [])
+    t = profile_program(ROWS, spec, settings=settings).total
+    assert (t["global_load_requests"], t["global_load_sectors"]) == (32, 1024)
+    assert t["global_load_l1_miss_sectors"] == 128

@@ -63,7 +63,7 @@ struct ProfSite {
   X(gld_req) X(gld_sect) X(gld_bytes) X(gst_req) X(gst_sect) X(gst_bytes) X(sld_req)      \
   X(sld_wave) X(sld_ideal) X(sst_req) X(sst_wave) X(sst_ideal) X(gatom_req) X(gatom_lanes) \
   X(gatom_serial) X(satom_req) X(satom_lanes) X(satom_serial) X(local_acc) X(br_req)      \
-  X(br_div) X(br_lanes) X(barriers) X(warp_syncs) X(warp_collectives) X(blocks)
+  X(br_div) X(br_lanes) X(barriers) X(warp_syncs) X(warp_collectives) X(blocks) X(gld_l1_miss)
 #define SC_PROF_DECL(n) unsigned long long n = 0;
 struct ProfStats {
   SC_PROF_SUMS(SC_PROF_DECL)
@@ -115,6 +115,9 @@ struct Worker : Block {
   std::vector<std::vector<ProfEntry>> prof_buf;
   bool prof_any = false;
   ProfStats prof;
+  // The block's L1 data cache as load sectors see it (sc_prof.cpp, l1_misses): a direct-mapped
+  // tag array of kProfL1Sectors 32-byte sectors, emptied at every block start. Tag 0 is empty.
+  std::vector<unsigned long long> prof_l1;
 };
 
 enum AllocKind { kDeviceMem = 0, kManagedMem = 1, kPinnedMem = 2 };

@@ -76,6 +76,42 @@ unsigned long long sectors(Lanes lanes) {
   return distinct(v);
 }
 
+// Sectors of a block's L1 data cache (32 KB: a share of the 128-256 KB an SM's L1 and shared
+// memory split between its resident blocks). Global loads go through L1; a sector a load
+// request touches that the block loaded before and that was not evicted since is served there,
+// not by L2. Lanes of a warp walking down the rows of a matrix touch one sector each per request
+// but reuse it for the next columns: coalescing alone counts every request's sectors as L2
+// traffic, which is what L1 hides on the GPU. Stores write through to L2 (not counted here).
+constexpr size_t kProfL1Sectors = 1024;
+
+// Of the distinct sectors a[0..m) (sorted, duplicates adjacent) of one load request, how many
+// miss the block's L1; they become resident. Direct-mapped with a skewed index: consecutive
+// sectors never share a slot (as in a plain direct-mapped cache), while rows 32 KB apart (a
+// power-of-two pitch) land in different slots instead of all evicting each other.
+unsigned long long l1_misses(Worker* w, const unsigned long long* a, size_t m) {
+  unsigned long long* tags = w->prof_l1.data();
+  unsigned long long miss = 0;
+  for (size_t i = 0; i < m; ++i) {
+    if (i && a[i] == a[i - 1]) continue;
+    unsigned long long sector = a[i], tag = sector + 1;
+    size_t slot = (size_t)((sector + (sector >> 10) + (sector >> 20)) & (kProfL1Sectors - 1));
+    miss += tags[slot] != tag;
+    tags[slot] = tag;
+  }
+  return miss;
+}
+
+// Sectors of a request's lanes, sorted (for l1_misses on the general path).
+std::vector<unsigned long long> sorted_sectors(Lanes lanes) {
+  std::vector<unsigned long long> v;
+  for (const Lane& l : lanes) {
+    uintptr_t a = l.e->addr, n = l.e->size ? l.e->size : 1;
+    for (uintptr_t x = a >> 5; x <= (a + n - 1) >> 5; ++x) v.push_back(x);
+  }
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
 // Most distinct words one bank must deliver, for the words w[0..m) of one phase.
 unsigned long long bank_ways(unsigned long long* w, size_t m) {
   unsigned long long first[32];
@@ -188,7 +224,11 @@ void account(Worker* w, int site, int kind, int space, Lanes lanes) {
     unsigned long long sec = sectors(lanes);
     s.units += sec;
     s.ideal += (bytes + 31) / 32;
-    if (load) { st.gld_req += 1; st.gld_sect += sec; st.gld_bytes += bytes; }
+    if (load) {
+      st.gld_req += 1; st.gld_sect += sec; st.gld_bytes += bytes;
+      std::vector<unsigned long long> v = sorted_sectors(lanes);
+      st.gld_l1_miss += l1_misses(w, v.data(), v.size());
+    }
     if (store) { st.gst_req += 1; st.gst_sect += sec; st.gst_bytes += bytes; }
   } else {
     unsigned long long wave = 0, ideal = 0;
@@ -302,10 +342,13 @@ bool uniform(Worker* w, const Spaces& sp, int site, int kind, const ProfEntry* c
   s.bytes += bytes;
   bool load = kind == kProfLoad || kind == kProfRmw, store = kind == kProfStore || kind == kProfRmw;
   if (space == kGlobal) {
-    unsigned long long sec = distinct_small(units, k);
+    unsigned long long sec = distinct_small(units, k);  // sorts units
     s.units += sec;
     s.ideal += (bytes + 31) / 32;
-    if (load) { st.gld_req += 1; st.gld_sect += sec; st.gld_bytes += bytes; }
+    if (load) {
+      st.gld_req += 1; st.gld_sect += sec; st.gld_bytes += bytes;
+      st.gld_l1_miss += l1_misses(w, units, k);
+    }
     if (store) { st.gst_req += 1; st.gst_sect += sec; st.gst_bytes += bytes; }
   } else {
     unsigned long long wave = bank_ways(units, k);  // one phase: 32 lanes of <= 4 bytes
@@ -453,6 +496,7 @@ void prof_block_start(Worker* w, size_t nthreads) {
     std::fill_n(t.ops, kProfOps, 0ull);
   }
   for (size_t k = 0; k < nw; ++k) rebase_warp(w, k);
+  w->prof_l1.assign(kProfL1Sectors, 0ull);  // a block starts with a cold L1
   w->prof_any = true;  // logs are appended inline: flush at every barrier
 }
 
@@ -524,6 +568,7 @@ void prof_launch_end(int nworkers) {
   kv(s, "global_load_requests", t.gld_req);
   kv(s, "global_load_sectors", t.gld_sect);
   kv(s, "global_load_bytes", t.gld_bytes);
+  kv(s, "global_load_l1_miss_sectors", t.gld_l1_miss);
   kv(s, "global_store_requests", t.gst_req);
   kv(s, "global_store_sectors", t.gst_sect);
   kv(s, "global_store_bytes", t.gst_bytes);
