@@ -71,7 +71,7 @@ from structcover.tools.kernelbench.child_io import (
 )
 from structcover.tools.kernelbench.compiler_guard import finding as compiler_finding
 from structcover.tools.kernelbench.compiler_guard import install_compiler_guard
-from structcover.tools.kernelbench.sizes import apply_sizes
+from structcover.tools.kernelbench.sizes import apply_sizes, recompute_derived
 
 #: The ``torch.cuda``-like surface of the GPU protocol; None = ``torch.cuda``. The tests put a
 #: fake device here and run the GPU path on CPU tensors (``job["gpu"]`` with ``device`` cpu).
@@ -196,6 +196,8 @@ def _prepare(job: dict[str, Any]) -> tuple[ModuleType, str]:
         torch.utils.deterministic.fill_uninitialized_memory = True  # type: ignore[attr-defined]
     problem = _import_file("kb_problem", Path(job["problem_file"]))
     apply_sizes(problem.__dict__, job["sizes"])
+    # Shapes the problem derives from its sizes (`bias_shape = (out_channels, 1, 1)`).
+    recompute_derived(problem.__dict__, Path(job["problem_file"]).read_text(), job["sizes"])
     return problem, device
 
 

@@ -12,9 +12,10 @@ Dependency-free on purpose: the jailed torch child imports it.
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
-__all__ = ["ELEMENT_SEP", "apply_sizes", "element_name", "tuple_elements"]
+__all__ = ["ELEMENT_SEP", "apply_sizes", "element_name", "recompute_derived", "tuple_elements"]
 
 #: Between a tuple constant's name and an element's index in the element's size name.
 ELEMENT_SEP = "__"
@@ -51,3 +52,43 @@ def apply_sizes(namespace: dict[str, Any], sizes: dict[str, int],
             namespace[base] = (*current[:int(index)], value, *current[int(index) + 1:])
         elif not only_existing or isinstance(namespace.get(name), int):
             namespace[name] = value
+
+
+def _size_base(name: str) -> str:
+    """The module-level name a size sets: the tuple constant for an element size."""
+    base, sep, index = name.rpartition(ELEMENT_SEP)
+    return base if sep and index.isdigit() else name
+
+
+def _bound(stmt: ast.stmt) -> set[str]:
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]  # type: ignore[attr-defined]
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def recompute_derived(namespace: dict[str, Any], source: str, sizes: dict[str, int],
+                      filename: str = "<problem>") -> list[str]:
+    """Run again the module-level assignments computed from the sizes, after :func:`apply_sizes`.
+
+    Level-2 problems derive shapes from their sizes at import (``bias_shape = (out_channels,
+    1, 1)``): set only ``out_channels`` to its shrunk value and the model's bias keeps the full
+    channel count, so the reference fails on a shape mismatch. Each top-level assignment that
+    reads a changed name (and sets no size itself) is executed again in file order, so that
+    what it sets counts as changed for the statements after it.
+
+    Returns:
+        The names set again.
+    """
+    changed = {_size_base(n) for n in sizes}
+    redone: list[str] = []
+    for stmt in ast.parse(source, filename=filename).body:
+        if not isinstance(stmt, ast.Assign | ast.AnnAssign) or stmt.value is None:
+            continue
+        bound = _bound(stmt)
+        if bound & {_size_base(n) for n in sizes}:
+            continue  # a size: apply_sizes set it
+        reads = {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
+        if reads & changed:
+            exec(compile(ast.Module(body=[stmt], type_ignores=[]), filename, "exec"), namespace)
+            changed |= bound
+            redone += sorted(bound)
+    return redone

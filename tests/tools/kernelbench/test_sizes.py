@@ -2,7 +2,7 @@
 are written back into the problem's and the candidate's namespaces as tuples."""
 
 from structcover.tools.kernelbench.problem import load_problem
-from structcover.tools.kernelbench.sizes import apply_sizes, tuple_elements
+from structcover.tools.kernelbench.sizes import apply_sizes, recompute_derived, tuple_elements
 
 SCAN_PROBLEM = """
 import torch
@@ -54,3 +54,31 @@ def test_apply_rebuilds_tuples_and_leaves_other_names_alone():
     empty: dict = {}
     apply_sizes(empty, sizes, only_existing=True)
     assert empty == {}
+
+
+def test_shapes_derived_from_sizes_follow_the_shrunk_sizes():
+    # A level-2 problem's bias follows its channel count; a scale derived from the bias shape
+    # follows in turn (file order). The sizes themselves and unrelated constants stay as set.
+    source = ("out_channels = 64\nkernel_size = 3\nbias_shape = (out_channels, 1, 1)\n"
+              "numel = bias_shape[0] * 2\nscaling = 0.5\n")
+    namespace: dict = {}
+    exec(source, namespace)
+    sizes = {"out_channels": 16, "kernel_size": 3}
+    apply_sizes(namespace, sizes)
+    assert namespace["bias_shape"] == (64, 1, 1)  # computed at import with the full size
+    redone = recompute_derived(namespace, source, sizes)
+    assert namespace["bias_shape"] == (16, 1, 1)
+    assert namespace["numel"] == 32
+    assert (namespace["out_channels"], namespace["scaling"]) == (16, 0.5)
+    assert redone == ["bias_shape", "numel"]
+
+
+def test_a_size_is_never_set_back_by_its_own_statement():
+    # `height = width = 64` binds two sizes: re-running it would undo the shrunk values.
+    source = "height = width = 64\ndepth = 8\nshape = (depth, height, width)\n"
+    namespace: dict = {}
+    exec(source, namespace)
+    sizes = {"height": 16, "width": 16, "depth": 8}
+    apply_sizes(namespace, sizes)
+    recompute_derived(namespace, source, sizes)
+    assert (namespace["height"], namespace["width"], namespace["shape"]) == (16, 16, (8, 16, 16))
