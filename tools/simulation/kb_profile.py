@@ -19,6 +19,7 @@ profiler version, :data:`CACHE_VERSION`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -111,12 +112,27 @@ def profile_sizes(problem: Problem, budget: float) -> list[dict[str, int]]:
 
 def cache_key(candidate_text: str, problem: Problem, sizes: list[dict[str, int]],
               seed: int) -> str:
-    """Content key of a profile (candidate, problem, sizes, seed, profiler)."""
+    """Content key of a profile (candidate, problem, sizes, seed, profiler, and the child that
+    runs the problem: a fix there, such as shapes derived from shrunk sizes, must not leave
+    the failures it fixes cached)."""
     from structcover.tools.simulation.profiles import profiler_version
 
     text = json.dumps([CACHE_VERSION, candidate_text, problem.text, sizes, seed,
-                       profiler_version()], sort_keys=True)
+                       profiler_version(), _child_version()], sort_keys=True)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+@functools.lru_cache(maxsize=1)
+def _child_version() -> str:
+    """Hash of the sources of the jailed child that loads the problem and runs the forward."""
+    import structcover.tools.kernelbench as kb
+
+    root = Path(kb.__file__).parent
+    digest = hashlib.sha256()
+    for name in ("child.py", "profile_child.py", "sizes.py", "child_io.py"):
+        path = root / name
+        digest.update(path.read_bytes() if path.exists() else b"missing:" + name.encode())
+    return digest.hexdigest()[:12]
 
 
 def _build(exts: list[Any], folder: Path) -> tuple[dict[str, str], list[str], str]:
