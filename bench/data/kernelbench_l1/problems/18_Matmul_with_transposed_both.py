@@ -1,0 +1,35 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """
+    Simple model that performs a single matrix multiplication (C = A * B)
+    """
+    def __init__(self):
+        super(Model, self).__init__()
+    
+    def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        """
+        Performs matrix multiplication.
+
+        Args:
+            A: Input tensor of shape (M, K).
+            B: Input tensor of shape (K, N).
+
+        Returns:
+            Output tensor of shape (M, N).
+        """
+        return torch.matmul(A.T, B.T)
+
+M = 2048  # upstream: 1024 * 2 (folded: the size parser reads integer literals)
+K = 8192  # upstream: 4096 * 2 (folded: the size parser reads integer literals)
+N = 4096  # upstream: 2048 * 2 (folded: the size parser reads integer literals)
+
+def get_inputs():
+    A = torch.rand(K, M)
+    B = torch.rand(N, K)
+    return [A, B]
+
+def get_init_inputs():
+    return []  # No special initialization inputs needed
