@@ -78,6 +78,23 @@ def _one_device(visible: str | None) -> str:
     return first or "0"
 
 
+def _zygote_env(device: str) -> dict[str, str]:
+    """A child's environment without its job's own folders (what a zygote is started with)."""
+    # Triton: the interpreter on the CPU path only; its folders in the jail's /tmp.
+    return {"OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
+            **child_env(device)}
+
+
+def prewarm_cpu_children(count: int = 1) -> list[Any]:
+    """Start ``count`` zygotes for CPU candidate children in the background (none when the
+    zygote is off or the jail is missing): a campaign calls it before its diagnosis, so that
+    torch's import in the zygotes overlaps it instead of delaying the first candidates."""
+    if not zygote.enabled():
+        return []
+    return zygote.prewarm([*_python_dirs(), *_source_dirs()], _zygote_env("cpu"), CPU_MEMORY_MB,
+                          count)
+
+
 def run_child(job: dict[str, Any], work: Path, out_dir: Path, *, device: str,
               ro: list[Path] = (), timeout_s: float = 300.0,  # type: ignore[assignment]
               module: str = CHILD_MODULE) -> ChildOutcome:
@@ -103,10 +120,7 @@ def run_child(job: dict[str, Any], work: Path, out_dir: Path, *, device: str,
     job = {**job, "out_dir": str(out_dir)}
     job_path = work / f"job-{job['mode']}.json"
     job_path.write_text(json.dumps(job))
-    env = {"OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
-           "TORCH_EXTENSIONS_DIR": str(out_dir / "torch_extensions"),
-           # Triton: the interpreter on the CPU path only; its folders in the jail's /tmp.
-           **child_env(device)}
+    env = {**_zygote_env(device), "TORCH_EXTENSIONS_DIR": str(out_dir / "torch_extensions")}
     binds = [*_python_dirs(), *_source_dirs(), work, *ro]
     devices: tuple[str, ...] = ()
     memory: int | None = CPU_MEMORY_MB
@@ -126,8 +140,7 @@ def run_child(job: dict[str, Any], work: Path, out_dir: Path, *, device: str,
         try:
             returncode, timed_out, wall = zygote.run_in_zygote(
                 job, work, out_dir, ro=list(ro), binds=[*_python_dirs(), *_source_dirs()],
-                env={k: v for k, v in env.items() if k != "TORCH_EXTENSIONS_DIR"},
-                job_env=env, memory_mb=memory, timeout_s=timeout_s)
+                env=_zygote_env(device), job_env=env, memory_mb=memory, timeout_s=timeout_s)
             if returncode is None and not timed_out:
                 # The zygote died or stopped answering mid-job: whatever the fork wrote after
                 # killing its supervisor is not read (it may race the jail's end).

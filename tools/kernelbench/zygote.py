@@ -201,9 +201,51 @@ def _forget_after_fork() -> None:
         _owner = os.getpid()
 
 
+def _key(binds: list[Path], env: dict[str, str], memory_mb: int | None) -> tuple[Any, ...]:
+    """The pool a zygote of these binds, environment and memory limit belongs to."""
+    return tuple(str(b) for b in binds), tuple(sorted(env.items())), memory_mb
+
+
+def prewarm(binds: list[Path], env: dict[str, str], memory_mb: int | None,
+            count: int = 1) -> list[threading.Thread]:
+    """Start up to ``count`` zygotes in the background, idle in the pool for the first jobs.
+
+    A zygote imports torch before it answers (seconds of a core), and a fresh process's first
+    candidates each waited for one. Started while the caller does other work (a campaign's
+    diagnosis), that import overlaps it. A zygote that fails to start is dropped silently:
+    the first job starts its own and reports why.
+
+    Returns:
+        The starting threads (a test may join them).
+    """
+    key = _key(binds, env, memory_mb)
+
+    def start() -> None:
+        try:
+            zygote = _Zygote(binds, env, memory_mb)
+        except (ZygoteUnavailable, OSError):
+            return
+        with _lock:
+            _forget_after_fork()
+            pool = _idle.setdefault(key, [])
+            if len(pool) < MAX_IDLE:
+                pool.append(zygote)
+                return
+        zygote.close()
+
+    with _lock:
+        _forget_after_fork()
+        missing = max(0, count - len(_idle.get(key, [])))
+    threads = [threading.Thread(target=start, name="zygote-prewarm", daemon=True)
+               for _ in range(missing)]
+    for thread in threads:
+        thread.start()
+    return threads
+
+
 @contextlib.contextmanager
 def _lease(binds: list[Path], env: dict[str, str], memory_mb: int | None) -> Iterator[_Zygote]:
-    key = (tuple(str(b) for b in binds), tuple(sorted(env.items())), memory_mb)
+    key = _key(binds, env, memory_mb)
     with _lock:
         _forget_after_fork()
         pool = _idle.setdefault(key, [])

@@ -128,6 +128,22 @@ def test_a_zygote_outlives_the_thread_that_started_it(relu_problem, relu_candida
     assert idle >= 1 and alive == idle
 
 
+def test_a_prewarmed_zygote_serves_the_first_candidate(relu_problem, relu_candidate):
+    from structcover.tools.kernelbench.sandbox import prewarm_cpu_children
+
+    zygote.shutdown()
+    threads = prewarm_cpu_children(1)
+    assert len(threads) == 1
+    for thread in threads:
+        thread.join(120)
+    assert zygote.idle_zygotes() == (1, 1)
+    assert prewarm_cpu_children(1) == []  # one idle already: nothing more starts
+    assert _verify(relu_candidate(_CORRECT), relu_problem).equivalent is True
+    # The candidate leased the prewarmed zygote and gave it back: still one (a zygote started
+    # for the job instead would make two idle).
+    assert zygote.idle_zygotes() == (1, 1)
+
+
 def test_the_switch_turns_the_zygote_off(monkeypatch):
     monkeypatch.setenv("STRUCTCOVER_KB_ZYGOTE", "0")
     assert zygote.enabled() is False
