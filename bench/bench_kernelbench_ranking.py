@@ -22,7 +22,10 @@ same pairs:
 Run::
 
     python bench/bench_kernelbench_ranking.py --data /work/public_data/kbl \\
-        --problems bench/data/kernelbench_l1/problems [--dev-only] [--json OUT.json]
+        --problems bench/data/kernelbench_l1/problems_judged bench/data/kernelbench_l1/problems \\
+        [--dev-only] [--json OUT.json]
+
+(the level-2 set: ``--problems bench/data/kernelbench_l2/problems``)
 
 ``--dev-only`` never touches the held-out rows (use it while choosing anything).
 """
@@ -61,14 +64,17 @@ RATIO_COLUMNS = ["profile.load_sectors_per_request", "profile.store_sectors_per_
 C = 0.1
 
 
-def _problem_file(problems: Path, name: str) -> Path | None:
-    for cand in (problems / f"{name}.py", *problems.glob(f"{name}*.py")):
-        if cand.is_file():
-            return cand
+def _problem_file(problems: list[Path], name: str) -> Path | None:
+    """The problem file of ``name`` in the first folder that has one (a folder of judged
+    versions first, then the folder they override)."""
+    for folder in problems:
+        for cand in (folder / f"{name}.py", *folder.glob(f"{name}*.py")):
+            if cand.is_file():
+                return cand
     return None
 
 
-def load_rows(data: Path, problems: Path) -> pd.DataFrame:
+def load_rows(data: Path, problems: list[Path]) -> pd.DataFrame:
     """The manifest as a frame, with the solution text and its problem file."""
     manifest = json.loads((data / "manifest.json").read_text())
     # The leaderboard manifest is an object with its provenance beside the rows.
@@ -211,7 +217,9 @@ def evaluate(frame: pd.DataFrame, dev_only: bool) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--data", type=Path, required=True)
-    ap.add_argument("--problems", type=Path, required=True)
+    ap.add_argument("--problems", type=Path, nargs="+", required=True,
+                    help="problem folders, searched in order (e.g. the judged versions, then "
+                         "the folder they override)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--budget", type=float, default=None, help="CPU work budget (default: "
                     "verification's)")
