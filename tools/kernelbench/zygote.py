@@ -223,7 +223,7 @@ def prewarm(binds: list[Path], env: dict[str, str], memory_mb: int | None,
     def start() -> None:
         try:
             zygote = _Zygote(binds, env, memory_mb)
-        except (ZygoteUnavailable, OSError):
+        except (RuntimeError, OSError):  # ZygoteUnavailable, the jail's SandboxUnavailable
             return
         with _lock:
             _forget_after_fork()
