@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -29,6 +30,21 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.skip("nvcc not found (PATH, CUDA_HOME or nvidia-cuda-nvcc wheel)")
 
 
+def _kb_emulator_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # Under xdist the base temp is the worker's folder inside the session's folder.
+    base = tmp_path_factory.getbasetemp()
+    session = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    return session / "kernelbench-emulator-cache"
+
+
+@pytest.fixture(scope="session")
+def kb_emulator_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The emulator cache every KernelBench test of the session shares (all xdist workers):
+    for tests that pass ``cache_dir`` themselves, so that they build torch's precompiled
+    header into the same cache as the verifier's tests instead of a second one."""
+    return _kb_emulator_cache(tmp_path_factory)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
                     monkeypatch: pytest.MonkeyPatch) -> None:
@@ -46,7 +62,5 @@ def _isolated_cache(request: pytest.FixtureRequest, tmp_path_factory: pytest.Tem
     monkeypatch.setenv("STRUCTCOVER_FEATURES__CACHE_DIR", str(cache / "features"))
     emulator = cache / "emulator"
     if request.node.get_closest_marker("kernelbench") is not None:
-        # Under xdist the base temp is the worker's folder inside the session's folder.
-        session = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-        emulator = session / "kernelbench-emulator-cache"
+        emulator = _kb_emulator_cache(tmp_path_factory)
     monkeypatch.setenv("STRUCTCOVER_VERIFY__CACHE_DIR", str(emulator))

@@ -150,18 +150,12 @@ def _ext(name: str = "kb_cpu_test", **kw) -> InlineExtension:
                            extra_cuda_cflags=["-O3", "--use_fast_math", "-DFACTOR=7"], **kw)
 
 
-def _cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The session's emulator cache (tests/conftest.py points the settings there too), so the
-    precompiled torch header is built once per session and shared with the verifier's tests."""
-    return tmp_path_factory.getbasetemp() / "cache" / "emulator"
-
-
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def built(tmp_path_factory: pytest.TempPathFactory, kb_emulator_cache: Path) -> dict:
     """One extension with every kernel (one build: the cold precompiled header alone is most of
     this module's budget), called once in a child process."""
     work = tmp_path_factory.mktemp("kbcpu")
-    path = build_cpu_extension(_ext(), work, cache_dir=_cache(tmp_path_factory))
+    path = build_cpu_extension(_ext(), work, cache_dir=kb_emulator_cache)
     proc = subprocess.run([sys.executable, "-c", CALLER, str(path)], capture_output=True, text=True,
                           timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -207,20 +201,20 @@ def test_out_of_bounds_write_and_unwritten_output_show(built: dict) -> None:
 
 
 def test_same_extension_builds_from_the_cache(built: dict, tmp_path: Path,
-                                              tmp_path_factory: pytest.TempPathFactory) -> None:
-    again = build_cpu_extension(_ext(), tmp_path, cache_dir=_cache(tmp_path_factory))
+                                              kb_emulator_cache: Path) -> None:
+    again = build_cpu_extension(_ext(), tmp_path, cache_dir=kb_emulator_cache)
     info = json.loads((tmp_path / "build.json").read_text())
     assert info["cached"] and info["library"] == built["build"]["library"]
     assert again.read_bytes() == built["path"].read_bytes()
 
 
 def test_compile_error_carries_the_compiler_log_on_the_users_lines(
-        tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+        tmp_path: Path, kb_emulator_cache: Path) -> None:
     ext = InlineExtension(name="kb_broken", cpp_sources=["int f();"],
                           cuda_sources=["// line 1\n#include <no_such_header.h>\nint f() { return 1; }"],
                           functions=["f"])
     with pytest.raises(ExtensionBuildError) as err:
-        build_cpu_extension(ext, tmp_path, cache_dir=_cache(tmp_path_factory))
+        build_cpu_extension(ext, tmp_path, cache_dir=kb_emulator_cache)
     assert "no_such_header.h" in err.value.log and "cuda.cu:5" in err.value.log
 
 

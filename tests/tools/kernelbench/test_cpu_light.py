@@ -136,9 +136,9 @@ def _call(path: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def both(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def both(tmp_path_factory: pytest.TempPathFactory, kb_emulator_cache: Path) -> dict:
     """The same extension built light and built full, each called in a child."""
-    cache = tmp_path_factory.getbasetemp() / "cache" / "emulator"
+    cache = kb_emulator_cache
     light_dir, full_dir = tmp_path_factory.mktemp("light"), tmp_path_factory.mktemp("full")
     light = cpu_build.build_cpu_extension(_ext(), light_dir, cache_dir=cache)
     with pytest.MonkeyPatch.context() as mp:
@@ -185,7 +185,7 @@ def test_light_build_raises_emulator_faults(both: dict) -> None:
 
 
 def test_text_that_needs_pybind_is_built_in_full(tmp_path: Path,
-                                                 tmp_path_factory: pytest.TempPathFactory) -> None:
+                                                 kb_emulator_cache: Path) -> None:
     uses_py = InlineExtension(name="kb_py", cpp_sources=["int f();"], functions=["f"],
                               cuda_sources=["#include <torch/extension.h>\n"
                                             "int f() { return (int)pybind11::int_(3); }"])
@@ -200,7 +200,7 @@ def test_text_that_needs_pybind_is_built_in_full(tmp_path: Path,
         name="kb_more", cpp_sources=["int f();"], functions=["f"],
         cuda_sources=["#include <torch/extension.h>\n"
                       "int f() { return (int)torch::cuda::device_count() + 1; }"])
-    cache = tmp_path_factory.getbasetemp() / "cache" / "emulator"
+    cache = kb_emulator_cache
     cpu_build.build_cpu_extension(needs_more, tmp_path, cache_dir=cache)
     info = json.loads((tmp_path / "build.json").read_text())
     assert not info["light"] and "device_count" in info["light_error"]
@@ -209,10 +209,11 @@ def test_text_that_needs_pybind_is_built_in_full(tmp_path: Path,
 @pytest.mark.skipif(shutil.which("clang++") is None or shutil.which("g++") is None,
                     reason="needs both clang++ and g++")
 def test_light_builds_by_clang_and_by_gxx_give_the_same_results(
-        tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path_factory: pytest.TempPathFactory, kb_emulator_cache: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     # clang is the light builds' compiler when present (its PCH instantiates torch's templates
     # once); g++ is the fallback. Same module, same calls, same answers and faults.
-    cache = tmp_path_factory.getbasetemp() / "cache" / "emulator"
+    cache = kb_emulator_cache
     calls = {}
     for cxx in ("clang++", "g++"):
         monkeypatch.setenv("STRUCTCOVER_KB_LIGHT_CXX", cxx)
