@@ -234,7 +234,7 @@ def run_demo(output_dir: Path, *, progress: Progress = _no_progress, rounds: int
     """
     from structcover.tools.coverage.diagnosis_state import run_diagnosis
     from structcover.tools.simulation.simulate import SimulationSettings, simulate
-    from structcover.tools.verify.jail import require_jail
+    from structcover.tools.verify.preflight import require_jail
 
     # The demo verifies programs and runs a campaign: say at once if the jail is missing
     # rather than show every variant failing and nothing filled.

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from structcover.cli import app
 from structcover.tools.verify import jail
+from structcover.tools.verify.preflight import require_jail
 
 
 @pytest.fixture
@@ -46,7 +47,7 @@ def test_campaign_without_a_jail_fails_naming_bubblewrap(no_jail: None, tmp_path
 def test_require_jail_passes_when_the_user_opted_out(no_jail: None,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jail, "_ALLOW_UNSANDBOXED", True)
-    jail.require_jail("the campaign")  # no error: the user chose to run without isolation
+    require_jail("the campaign")  # no error: the user chose to run without isolation
     monkeypatch.setattr(jail, "_ALLOW_UNSANDBOXED", False)
     with pytest.raises(jail.SandboxUnavailable, match="the campaign cannot start"):
-        jail.require_jail("the campaign")
+        require_jail("the campaign")

@@ -44,7 +44,7 @@ from structcover.tools.verify.rlimits import limited
 
 __all__ = ["UNSANDBOXED_HINT", "JailLimits", "JailResult", "SandboxUnavailable", "jail_status",
            "allow_unsandboxed_override", "kill_session", "own_lines", "popen_jailed",
-           "require_jail", "run_compiler", "run_jailed", "set_allow_unsandboxed", "unsandboxed_allowed"]
+           "run_compiler", "run_jailed", "set_allow_unsandboxed", "unsandboxed_allowed"]
 
 #: Named in every refusal so the user knows how to opt in.
 UNSANDBOXED_HINT = ("pass --allow-unsandboxed (or set verify.allow_unsandboxed: true) to run "
@@ -317,29 +317,6 @@ def set_allow_unsandboxed(allow: bool | None) -> None:
 def allow_unsandboxed_override() -> bool | None:
     """The decision :func:`set_allow_unsandboxed` made for this process (None: settings')."""
     return _ALLOW_UNSANDBOXED
-
-
-def require_jail(what: str) -> None:
-    """Refuse to start ``what`` where untrusted code could not run: no jail, no opt-out.
-
-    Work that compiles and runs generated programs (a campaign, the demo) checks this once
-    before it starts. Without it every program would fail its compile or run one by one, and
-    the run would end looking like a result (no candidate, every variant failed) instead of
-    saying that the machine lacks the sandbox.
-
-    Args:
-        what: The work being started, named in the message (e.g. ``"the campaign"``).
-
-    Raises:
-        SandboxUnavailable: No usable jail here and the user did not opt out of it.
-    """
-    usable, why = jail_status()
-    if not usable and not unsandboxed_allowed():
-        raise SandboxUnavailable(f"{what} cannot start: it compiles and runs untrusted "
-                                 f"programs, and {why}; to run them without OS isolation at "
-                                 "your own risk, set verify.allow_unsandboxed: true "
-                                 "(STRUCTCOVER_VERIFY__ALLOW_UNSANDBOXED=true); "
-                                 "`structcover doctor` checks the machine")
 
 
 def unsandboxed_allowed() -> bool:

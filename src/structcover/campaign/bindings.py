@@ -246,7 +246,7 @@ def bind_verifier(coverage: Any, archive: Any, backend: str, settings: Any,
     import structcover.tools.kernelbench.verify  # noqa: F401
     import structcover.tools.verify.pipeline  # noqa: F401
     from structcover.tools.data.corpus import load_corpus
-    from structcover.tools.verify.jail import require_jail
+    from structcover.tools.verify.preflight import require_jail
     from structcover.tools.verify.select import get_backend
 
     # Every candidate (and every operator's compile check) runs in the jail: without one the
