@@ -135,6 +135,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1,
                         help="campaigns in this one process (the 2nd on is a warm process, "
                              "as in the watcher)")
+    parser.add_argument("--concurrency", type=int, default=None,
+                        help="targets synthesized/verified in parallel (default: the demo's)")
     parser.add_argument("--fresh-builds", action="store_true",
                         help="kernelbench: no extension build from the cache (a new nonce per run)")
     args = parser.parse_args()
@@ -143,6 +145,10 @@ def main() -> None:
         argv = [a for a in sys.argv[1:] if a != "--cold"]
         env = {**os.environ, "HOME": home, "BENCH_CAMPAIGN_CHILD": "1"}
         raise SystemExit(subprocess.call([sys.executable, __file__, *argv], env=env))
+    if args.concurrency is not None:
+        from structcover import demo
+
+        demo.DEMO_CONCURRENCY = args.concurrency  # read when the options are made
     for n in range(args.runs):
         if args.fresh_builds:
             _fresh_builds()

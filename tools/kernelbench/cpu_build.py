@@ -125,6 +125,12 @@ def _defines(flags: list[str]) -> tuple[list[str], list[str]]:
     return lines, ignored
 
 
+def _user_defines(ext: Any) -> list[str]:
+    """The ``#define``/``#undef`` lines of ``ext``'s ``-D``/``-U`` flags (none: most texts)."""
+    return _defines(_as_list(getattr(ext, "extra_cflags", None))
+                    + _as_list(getattr(ext, "extra_cuda_cflags", None)))[0]
+
+
 def _c_string(text: str) -> str:
     safe = "".join(ch if 32 <= ord(ch) < 127 else " " for ch in text)
     return '"' + safe.replace("\\", "\\\\").replace('"', '\\"') + '"'
@@ -213,9 +219,13 @@ def translation_unit(ext: Any, *, profile: bool = False, light: bool = False) ->
     return text, ignored
 
 
-def _compile_extension(text: str, light: bool, cache_dir: Path, rt: Path, timeout_s: float
-                       ) -> tuple[Path, bool]:
+def _compile_extension(text: str, light: bool, cache_dir: Path, rt: Path, timeout_s: float,
+                       device: bool = False) -> tuple[Path, bool]:
     """``text`` built (or found in the cache) as a sealed library: (library, cached).
+
+    ``device`` (light builds): the precompiled header holds the emulator's device headers and
+    the boxed calling convention too; only for a text whose user passed no ``-D``/``-U``
+    (their macros come before those headers in the unit, as nvcc applies them to every header).
 
     Raises:
         ExtensionBuildError: g++ failed; its messages about the user's text.
@@ -225,13 +235,15 @@ def _compile_extension(text: str, light: bool, cache_dir: Path, rt: Path, timeou
     cxx = build_compiler(light)
     tp = torch_paths()
     extra = [pymodule_library(cache_dir, rt, timeout_s)] if light else []
-    key = cache_key(pch_folder(cache_dir, light=light).name, rt.name, *(p.name for p in extra),
+    device = device and light
+    key = cache_key(pch_folder(cache_dir, light=light, device=device).name, rt.name,
+                    *(p.name for p in extra),
                     tree_hash(SHIMS_DIR), flags(), TORCH_LIBS, text)
     final = cache_dir / f"kbext-{key}.so"
     if buildcache.verified(final):
         return final, True
     # Only a build reads the PCH (hashing 0.8 GB costs ~1 s).
-    pch = light_pch(cache_dir, timeout_s) if light else torch_pch(cache_dir, timeout_s)
+    pch = light_pch(cache_dir, timeout_s, device=device) if light else torch_pch(cache_dir, timeout_s)
     includes = ["-I", str(LIGHT_DIR)] if light else []
 
     def build(out: Path) -> None:
@@ -297,6 +309,7 @@ def build_cpu_extension(ext: Any, work_dir: Path, *, cache_dir: Path | None = No
     rt = runtime_library(cache_dir, timeout_s)
     light = light_possible(ext)
     light_error = ""
+    device = not _user_defines(ext)
     if light:
         text, ignored = translation_unit(ext, profile=profile, light=True)
         # A text known not to build light goes straight to the full build.
@@ -304,7 +317,8 @@ def build_cpu_extension(ext: Any, work_dir: Path, *, cache_dir: Path | None = No
         light = not marker.exists()
     if light:
         try:
-            final, cached = _compile_extension(text, True, cache_dir, rt, timeout_s)
+            final, cached = _compile_extension(text, True, cache_dir, rt, timeout_s,
+                                               device=device)
         except ExtensionBuildError as exc:
             if "timed out" in str(exc):
                 raise
@@ -322,6 +336,9 @@ def build_cpu_extension(ext: Any, work_dir: Path, *, cache_dir: Path | None = No
     (work_dir / "build.json").write_text(json.dumps({
         "cached": cached, "seconds": round(time.monotonic() - start, 2), "light": light,
         "light_error": light_error, "ignored_flags": ignored, "library": final.name,
+        # The precompiled header the unit was built on: "device" (torch/types.h and the
+        # emulator's headers), "light" (torch/types.h) or "full" (torch/extension.h).
+        "precompiled": ("device" if device else "light") if light else "full",
         "compiler": build_compiler(light),
         "runtime": rt.name, "torch": torch_paths()["version"]}, indent=1))
     return target

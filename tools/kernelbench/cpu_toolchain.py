@@ -8,7 +8,9 @@ once per torch version, compiler and flags:
   pybind11, ``torch::nn``, anything torch's extension header offers);
 * ``light_pch``: ``torch/types.h`` precompiled, for a *light* build (``shims/sc_kb_boxed.hpp``):
   no pybind11 and no ``torch/all.h`` in the translation unit, whose inline code alone costs a
-  full build about 9 s of g++ time (bench/RESULTS.md, "KernelBench build");
+  full build about 9 s of g++ time (bench/RESULTS.md, "KernelBench build"); with
+  ``device=True`` it holds the emulator's device headers and the boxed calling convention too
+  (used when the user passes no ``-D``/``-U``: those must reach the headers, as with nvcc);
 * ``runtime_library``: the emulator runtime every extension links (``libsc_kbrt-<key>.so``);
 * ``pymodule_library``: the Python module of every light build (``shims/sc_kb_pymodule.cpp``,
   ``libsc_kbpy-<key>.so``): argument conversion, torch's error translation, the fault check.
@@ -62,6 +64,10 @@ CXXFLAGS = ["-std=c++20", "-O2", "-fPIC", "-ffp-contract=off", "-fno-strict-alia
 TORCH_LIBS = ["-lc10", "-ltorch", "-ltorch_cpu", "-ltorch_python"]
 _PRELUDE = "#include <torch/extension.h>\n"
 _LIGHT_PRELUDE = "#include <torch/types.h>\n"
+#: A light build's trusted headers, in the order its translation unit includes them. Parsing
+#: them, and instantiating what does not depend on the user's text, was ~0.1 s of every
+#: ~0.95 s build (clang -ftime-trace); precompiled, it is done once.
+_DEVICE_PRELUDE = '#include <torch/types.h>\n#include "sc_kb_device.hpp"\n#include "sc_kb_boxed.hpp"\n'
 
 
 class ExtensionBuildError(BuildError):
@@ -168,27 +174,40 @@ def locked(path: Path) -> Iterator[None]:
 
 # ----------------------------------------------------------------------------- trusted parts
 
-def pch_folder(cache_dir: Path, *, light: bool = False) -> Path:
-    """The cache folder of the full (``torch/extension.h``) or light (``torch/types.h``) PCH."""
+def pch_folder(cache_dir: Path, *, light: bool = False, device: bool = False) -> Path:
+    """The cache folder of the full (``torch/extension.h``) or light (``torch/types.h``) PCH;
+    ``device``: the light one with the emulator's headers (keyed by their text as well)."""
     tp = torch_paths()
-    key = cache_key(tp["version"], tp["root"], _compiler_id(build_compiler(light)), flags(),
-                    tp["python_include"], _LIGHT_PRELUDE if light else _PRELUDE)
-    return Path(cache_dir) / f"kb{'light' if light else ''}pch-{key}"
+    prelude = _DEVICE_PRELUDE if device else _LIGHT_PRELUDE if light else _PRELUDE
+    trusted = (_shims_hash(), runtime_hash()) if device else ()
+    key = cache_key(tp["version"], tp["root"], _compiler_id(build_compiler(light or device)),
+                    flags(), tp["python_include"], prelude, *trusted)
+    kind = "dev" if device else "light" if light else ""
+    return Path(cache_dir) / f"kb{kind}pch-{key}"
 
 
-def _precompiled(cache_dir: Path, light: bool, timeout_s: float) -> Path:
-    cxx = build_compiler(light)
+@lru_cache(maxsize=1)
+def _shims_hash() -> str:
+    """The shims' text, once per process (packaged files: they do not change under it)."""
+    return tree_hash(SHIMS_DIR)
+
+
+def _precompiled(cache_dir: Path, light: bool, timeout_s: float, device: bool = False) -> Path:
+    cxx = build_compiler(light or device)
     # clang instantiates the header's pending templates once, here, not in every unit.
     once = ["-fpch-instantiate-templates"] if _is_clang(cxx) else []
-    folder = pch_folder(cache_dir, light=light)
+    folder = pch_folder(cache_dir, light=light, device=device)
+    # The include path of a light build's unit, so the headers resolve to the same files.
+    includes = ["-I", str(LIGHT_DIR), "-I", str(SHIMS_DIR), "-I", str(RUNTIME_DIR)] if device else []
+    prelude = _DEVICE_PRELUDE if device else _LIGHT_PRELUDE if light else _PRELUDE
     stub = folder / "kb_torch.hpp"
     with locked(folder.with_suffix(".lock")):
         folder.mkdir(parents=True, exist_ok=True)
-        _atomic_build(stub, lambda out: out.write_text(_LIGHT_PRELUDE if light else _PRELUDE))
+        _atomic_build(stub, lambda out: out.write_text(prelude))
         # Both compilers take `-include stub` and find `stub.gch` beside it.
         _atomic_build(folder / "kb_torch.hpp.gch", lambda out: _compile(
-            [cxx, *flags(), *once, *system_includes(), "-x", "c++-header", str(stub), "-o",
-             str(out)], timeout_s))
+            [cxx, *flags(), *once, *includes, *system_includes(), "-x", "c++-header", str(stub),
+             "-o", str(out)], timeout_s))
     return stub
 
 
@@ -204,9 +223,10 @@ def torch_pch(cache_dir: Path, timeout_s: float = 900.0) -> Path:
     return _precompiled(cache_dir, False, timeout_s)
 
 
-def light_pch(cache_dir: Path, timeout_s: float = 900.0) -> Path:
-    """``torch/types.h`` precompiled (a light build's first header), as :func:`torch_pch`."""
-    return _precompiled(cache_dir, True, timeout_s)
+def light_pch(cache_dir: Path, timeout_s: float = 900.0, *, device: bool = False) -> Path:
+    """``torch/types.h`` precompiled (a light build's first header), as :func:`torch_pch`;
+    ``device``: followed by the emulator's device headers and ``sc_kb_boxed.hpp``."""
+    return _precompiled(cache_dir, True, timeout_s, device)
 
 
 def runtime_library(cache_dir: Path, timeout_s: float = 600.0) -> Path:

@@ -180,6 +180,8 @@ def test_shims_map_cuda_device_stream_and_guard_to_the_emulator(built: dict) -> 
     assert stream == "0" and side_differs == "1"          # default stream is the null stream
     assert is_cuda == "1" and made_on == "cpu"             # is_cuda() / kCUDA mean the CPU
     assert factor == "7"                                   # -D from extra_cuda_cflags applies
+    # ... before every header, as nvcc applies it: not on the precompiled emulator headers.
+    assert built["build"]["precompiled"] == "light"
     assert {"-O3", "--use_fast_math"} <= set(built["build"]["ignored_flags"])
 
 

@@ -151,6 +151,9 @@ def both(tmp_path_factory: pytest.TempPathFactory, kb_emulator_cache: Path) -> d
 
 def test_light_and_full_builds_give_the_same_results_and_exception_types(both: dict) -> None:
     assert both["light_build"]["light"] and not both["full_build"]["light"]
+    # No -D/-U flags: the emulator's headers and the boxed convention come precompiled.
+    assert both["light_build"]["precompiled"] == "device"
+    assert both["full_build"]["precompiled"] == "full"
     light, full = both["light"], both["full"]
     assert light.keys() == full.keys()
     for name in light:
