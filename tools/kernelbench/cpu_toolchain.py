@@ -180,10 +180,22 @@ def pch_folder(cache_dir: Path, *, light: bool = False, device: bool = False) ->
     tp = torch_paths()
     prelude = _DEVICE_PRELUDE if device else _LIGHT_PRELUDE if light else _PRELUDE
     trusted = (_shims_hash(), runtime_hash()) if device else ()
-    key = cache_key(tp["version"], tp["root"], _compiler_id(build_compiler(light or device)),
-                    flags(), tp["python_include"], prelude, *trusted)
+    cxx = build_compiler(light or device)
+    key = cache_key(tp["version"], tp["root"], _compiler_id(cxx), flags(), _pch_flags(cxx),
+                    tp["python_include"], prelude, *trusted)
     kind = "dev" if device else "light" if light else ""
     return Path(cache_dir) / f"kb{kind}pch-{key}"
+
+
+def _pch_flags(cxx: str) -> list[str]:
+    """The flags only a precompiled header is built with.
+
+    clang instantiates the header's pending templates once, there, not in every unit. And it
+    records no timestamps: by default a unit refuses a PCH whose headers' mtimes changed, and a
+    reinstall rewrites the same headers with new mtimes, which made every light build fail
+    and fall back to a full one (the cache key already holds the headers' content).
+    """
+    return ["-fpch-instantiate-templates", "-Xclang", "-fno-pch-timestamp"] if _is_clang(cxx) else []
 
 
 @lru_cache(maxsize=1)
@@ -194,8 +206,7 @@ def _shims_hash() -> str:
 
 def _precompiled(cache_dir: Path, light: bool, timeout_s: float, device: bool = False) -> Path:
     cxx = build_compiler(light or device)
-    # clang instantiates the header's pending templates once, here, not in every unit.
-    once = ["-fpch-instantiate-templates"] if _is_clang(cxx) else []
+    once = _pch_flags(cxx)
     folder = pch_folder(cache_dir, light=light, device=device)
     # The include path of a light build's unit, so the headers resolve to the same files.
     includes = ["-I", str(LIGHT_DIR), "-I", str(SHIMS_DIR), "-I", str(RUNTIME_DIR)] if device else []
