@@ -22,7 +22,9 @@ candidate pays its build (the worst case: a round of rollouts never seen before)
 ``STRUCTCOVER_KB_ZYGOTE=0`` runs the KernelBench children one-shot (side by side with the zygote).
 
 Usage: ``python bench/bench_campaign.py demo [--tasks quick] [--budget 120] [--cold]``;
-``python bench/bench_campaign.py kernelbench [--budget 24] [--cold] [--runs 2] [--fresh-builds]``.
+``python bench/bench_campaign.py kernelbench [--budget 24] [--cold] [--runs 2] [--fresh-builds]
+[--public MANIFEST_DIR PROBLEMS]`` (``--public``: the public leaderboard solutions of
+``bench_public_correct.py`` as round-0 rollouts, a real round instead of the two sample problems).
 """
 
 from __future__ import annotations
@@ -65,7 +67,24 @@ def _kernelbench_state(out: Path, seed: int) -> tuple[Path, Path, Path]:
     return data, out / "state", problems
 
 
-def run(workload: str, budget: int, tasks: str, seed: int) -> dict:
+def _public_state(out: Path, manifest_dir: Path, problems: Path) -> tuple[Path, Path, Path]:
+    """Rollouts from public KernelBench solutions: a manifest (``solutions``: ``file``,
+    ``problem``, ``torch_speedup``) beside a ``solutions/`` folder, as ``bench_public_correct.py``
+    reads them; each solution one correct round-0 rollout of its problem, its measured speedup
+    the reward. (rollouts, state, problems)."""
+    import pandas as pd
+
+    manifest = json.loads((manifest_dir / "manifest.json").read_text())
+    rows = [{"task_id": s["problem"], "program": (manifest_dir / "solutions" / s["file"]).read_text(),
+             "round": 0, "correct": True, "speedup": float(s["torch_speedup"])}
+            for s in manifest["solutions"] if (problems / f"{s['problem']}.py").is_file()]
+    data = out / "rollouts.parquet"
+    pd.DataFrame(rows).to_parquet(data)
+    return data, out / "state", problems
+
+
+def run(workload: str, budget: int, tasks: str, seed: int,
+        public: tuple[Path, Path] | None = None) -> dict:
     """Prepare ``workload``'s data, then time one campaign over it."""
     from structcover import demo
     from structcover.campaign import run_campaign
@@ -85,7 +104,8 @@ def run(workload: str, budget: int, tasks: str, seed: int) -> dict:
                                              output_dir=out / "campaign",
                                              **({"tasks": chosen} if focus else {}))
     else:
-        data, state, problems = _kernelbench_state(out, seed)
+        data, state, problems = (_public_state(out, *public) if public
+                                 else _kernelbench_state(out, seed))
         options = demo.demo_campaign_options(budget=budget, seed=seed, problems=problems,
                                              target_scov=1.0, output_dir=out / "campaign",
                                              **focus)
@@ -93,7 +113,8 @@ def run(workload: str, budget: int, tasks: str, seed: int) -> dict:
     start = time.perf_counter()
     result = run_campaign(data, state, options)
     wall = time.perf_counter() - start
-    return {"workload": workload, "tasks": tasks if workload == "demo" else "2 problems",
+    return {"workload": workload, "tasks": tasks if workload == "demo" else
+            f"public solutions of {public[0].name}" if public else "2 problems",
             "budget": budget, "candidates": result.candidates, "verified": result.verified,
             "added": len(result.added), "scov_before": result.scov_before,
             "scov_after": result.scov_after, "stopped": result.stopped,
@@ -135,6 +156,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1,
                         help="campaigns in this one process (the 2nd on is a warm process, "
                              "as in the watcher)")
+    parser.add_argument("--public", type=Path, nargs=2, metavar=("MANIFEST_DIR", "PROBLEMS"),
+                        help="kernelbench: rollouts from public solutions (manifest.json and "
+                             "solutions/ in MANIFEST_DIR) over the problem files in PROBLEMS")
     parser.add_argument("--concurrency", type=int, default=None,
                         help="targets synthesized/verified in parallel (default: the demo's)")
     parser.add_argument("--fresh-builds", action="store_true",
@@ -152,7 +176,7 @@ def main() -> None:
     for n in range(args.runs):
         if args.fresh_builds:
             _fresh_builds()
-        row = run(args.workload, args.budget, args.tasks, args.seed)
+        row = run(args.workload, args.budget, args.tasks, args.seed, args.public)
         row.update(label=args.label, cold=bool(os.environ.get("BENCH_CAMPAIGN_CHILD")) and n == 0,
                    run=n + 1, fresh_builds=args.fresh_builds)
         if args.json:

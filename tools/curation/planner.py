@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Collection, Mapping, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
@@ -180,6 +181,7 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
     tie = {op: rng.random() for op in ops}
     rates = {op: model.success_rate(op) for op in ops}
     first_rates = {op: model.success_rate(op, known_to_apply=op in applicable) for op in ops}
+    undoes = _undoing_pairs(ops) if max_length > 1 else frozenset()
     moved_axes: set[str] = set()
     found: list[tuple[tuple[Any, ...], Any]] = []
     # Breadth first, keeping the BEAM most promising states of each depth: with a few dozen
@@ -199,6 +201,8 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
             prefix = tuple(s[0] for s in chain)
             ties = [tie[o] for o in prefix]
             for op in ops:
+                if any((earlier, op) in undoes for earlier in prefix):
+                    continue
                 path = (*prefix, op)
                 eff: Effect | None
                 if depth == 0 and first_steps is not None:
@@ -236,6 +240,40 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
                      + (f"; nothing moves {', '.join(plan.unmovable)}" if plan.unmovable
                         else ""))
     return plan
+
+
+def _undoing_pairs(ops: Mapping[str, OperatorInfo]) -> frozenset[tuple[str, str]]:
+    """(earlier, later) operators where ``later`` moves back every feature ``earlier``
+    declares it moves up or down: no chain holds the two in that order.
+
+    Such a round trip can only reach a bin through the side effects of its two rewrites.
+    ``loads_indirect`` then ``direct_addressing`` was one: a gather through a per-thread
+    shared slot, then a linear search for the gathered element, landed matmul and pooling
+    kernels in the shared-staging bins (nothing staged: each thread reads its own slot) and
+    made them 10-50x slower to emulate (bench/RESULTS.md, 2026-12-07).
+    """
+    # Keyed by the declared moves (computing the pairs is ~2.5 ms; a campaign plans hundreds
+    # of times with the same registry).
+    return _undoing_pairs_of(tuple((name, tuple(sorted(info.moves.items())))
+                                   for name, info in ops.items()))
+
+
+@lru_cache(maxsize=8)
+def _undoing_pairs_of(declared: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+                      ) -> frozenset[tuple[str, str]]:
+    opposite = {"up": "down", "down": "up"}
+    moves = {name: dict(m) for name, m in declared}
+    out = set()
+    for a, ma in moves.items():
+        # "set" moves have no direction (block_size sets launch.block_size): never undone.
+        back = {f: opposite[d] for f, d in ma.items() if d in opposite}
+        if back:
+            # b undoes all of a (a then b), and a is all that b undoes (b after a).
+            out.update((a, b) for b, mb in moves.items()
+                       if all(mb.get(f) == d for f, d in back.items()))
+            out.update((b, a) for b, mb in moves.items()
+                       if all(mb.get(f) == d for f, d in back.items()))
+    return frozenset(out)
 
 
 def _predicted(model: EffectModel, op: str, path: tuple[str, ...], levels: dict[str, str],

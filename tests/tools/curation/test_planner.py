@@ -257,3 +257,34 @@ def test_a_dry_run_first_step_overrides_evidence_by_level() -> None:
                          first_steps=firsts)
     assert seeing.chains[0].operators == ["direct_addressing"]
     assert seeing.chains[0].steps[0].confidence == 1.0
+
+
+def test_no_chain_undoes_its_own_earlier_step() -> None:
+    # loads_indirect makes a load indirect, direct_addressing makes every load direct again
+    # (by a linear search): a round trip that reaches a bin only through side effects.
+    from structcover.tools.curation.planner import _undoing_pairs
+    from structcover.tools.mutations.base import registry
+
+    ops = registry()
+    pairs = _undoing_pairs(ops)
+    assert ("loads_indirect", "direct_addressing") in pairs
+    assert ("direct_addressing", "loads_indirect") in pairs
+    assert ("pad_shared", "unpad_shared") in pairs and ("to_grid_stride", "from_grid_stride") in pairs
+    # A later step that only takes back part of an earlier one's moves: an indirect thread
+    # mapping searched back to direct addresses.
+    assert ("map_indirect_block", "direct_addressing") in pairs
+    assert ("tile_smem", "block_to_one_warp") not in pairs  # a smaller block keeps the tiles
+    # A "set" move has no direction to undo; unrelated operators chain freely.
+    assert not any(a == "block_size" for a, _ in pairs)
+    assert ("tile_smem", "vectorize_tile_loads") not in pairs
+    # The planner never returns such a pair in that order. Without the rule, a saxpy kernel
+    # aimed at coalesced + shared staging got loads_indirect -> stage_smem_block ->
+    # direct_addressing among its chains.
+    saxpy = next(f for f in load_corpus() if f.name == "saxpy")
+    values = dict(extract_features(saxpy.programs[0].source).values)
+    target = {"pattern.global_access": "coalesced", "pattern.reuse": "smem_staging"}
+    plan = plan_chains(values, target, family="saxpy", k=50, max_length=3)
+    assert plan.chains
+    for chain in plan.chains:
+        names = chain.operators
+        assert not any((a, b) in pairs for i, a in enumerate(names) for b in names[i + 1:])
