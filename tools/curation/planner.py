@@ -263,7 +263,7 @@ def _undoing_pairs_of(declared: tuple[tuple[str, tuple[tuple[str, str], ...]], .
                       ) -> frozenset[tuple[str, str]]:
     opposite = {"up": "down", "down": "up"}
     moves = {name: dict(m) for name, m in declared}
-    out = set()
+    out: set[tuple[str, str]] = set()
     for a, ma in moves.items():
         # "set" moves have no direction (block_size sets launch.block_size): never undone.
         back = {f: opposite[d] for f, d in ma.items() if d in opposite}
