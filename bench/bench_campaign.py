@@ -84,7 +84,7 @@ def _public_state(out: Path, manifest_dir: Path, problems: Path) -> tuple[Path, 
 
 
 def run(workload: str, budget: int, tasks: str, seed: int,
-        public: tuple[Path, Path] | None = None) -> dict:
+        public: tuple[Path, Path] | None = None, concurrency: int | None = None) -> dict:
     """Prepare ``workload``'s data, then time one campaign over it."""
     from structcover import demo
     from structcover.campaign import run_campaign
@@ -92,6 +92,7 @@ def run(workload: str, budget: int, tasks: str, seed: int,
     # An older checkout (side by side) may predate the quick demo's task focus.
     quick = list(getattr(demo, "DEMO_TASKS", ()))
     focus = {} if "tasks" not in demo.CampaignOptions.model_fields else {"tasks": None}
+    extra = {} if concurrency is None else {"concurrency": concurrency}  # over the demo's
 
     out = Path(tempfile.mkdtemp(prefix=f"bench-campaign-{workload}-"))
     start = time.perf_counter()
@@ -102,13 +103,13 @@ def run(workload: str, budget: int, tasks: str, seed: int,
             raise SystemExit("this checkout's campaign has no task focus: use --tasks full")
         options = demo.demo_campaign_options(budget=budget, seed=seed, round=last,
                                              output_dir=out / "campaign",
-                                             **({"tasks": chosen} if focus else {}))
+                                             **extra, **({"tasks": chosen} if focus else {}))
     else:
         data, state, problems = (_public_state(out, *public) if public
                                  else _kernelbench_state(out, seed))
         options = demo.demo_campaign_options(budget=budget, seed=seed, problems=problems,
                                              target_scov=1.0, output_dir=out / "campaign",
-                                             **focus)
+                                             **focus, **extra)
     prepared = time.perf_counter() - start
     start = time.perf_counter()
     result = run_campaign(data, state, options)
@@ -169,14 +170,11 @@ def main() -> None:
         argv = [a for a in sys.argv[1:] if a != "--cold"]
         env = {**os.environ, "HOME": home, "BENCH_CAMPAIGN_CHILD": "1"}
         raise SystemExit(subprocess.call([sys.executable, __file__, *argv], env=env))
-    if args.concurrency is not None:
-        from structcover import demo
-
-        demo.DEMO_CONCURRENCY = args.concurrency  # read when the options are made
     for n in range(args.runs):
         if args.fresh_builds:
             _fresh_builds()
-        row = run(args.workload, args.budget, args.tasks, args.seed, args.public)
+        row = run(args.workload, args.budget, args.tasks, args.seed, args.public,
+                  args.concurrency)
         row.update(label=args.label, cold=bool(os.environ.get("BENCH_CAMPAIGN_CHILD")) and n == 0,
                    run=n + 1, fresh_builds=args.fresh_builds)
         if args.json:

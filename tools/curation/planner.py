@@ -243,8 +243,8 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
 
 
 def _undoing_pairs(ops: Mapping[str, OperatorInfo]) -> frozenset[tuple[str, str]]:
-    """(earlier, later) operators where ``later`` moves back every feature ``earlier``
-    declares it moves up or down: no chain holds the two in that order.
+    """Ordered operator pairs no chain holds: (a, b) and (b, a) where ``b`` moves back every
+    feature ``a`` declares it moves up or down (a round trip in either order).
 
     Such a round trip can only reach a bin through the side effects of its two rewrites.
     ``loads_indirect`` then ``direct_addressing`` was one: a gather through a per-thread
@@ -268,11 +268,9 @@ def _undoing_pairs_of(declared: tuple[tuple[str, tuple[tuple[str, str], ...]], .
         # "set" moves have no direction (block_size sets launch.block_size): never undone.
         back = {f: opposite[d] for f, d in ma.items() if d in opposite}
         if back:
-            # b undoes all of a (a then b), and a is all that b undoes (b after a).
-            out.update((a, b) for b, mb in moves.items()
-                       if all(mb.get(f) == d for f, d in back.items()))
-            out.update((b, a) for b, mb in moves.items()
-                       if all(mb.get(f) == d for f, d in back.items()))
+            for b, mb in moves.items():
+                if all(mb.get(f) == d for f, d in back.items()):
+                    out.update(((a, b), (b, a)))
     return frozenset(out)
 
 

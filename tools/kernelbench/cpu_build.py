@@ -61,10 +61,10 @@ from structcover.tools.kernelbench.cpu_toolchain import (
     pch_folder,
     pymodule_library,
     runtime_library,
+    shims_hash,
     system_includes,
     torch_paths,
     torch_pch,
-    tree_hash,
 )
 from structcover.tools.verify import buildcache
 from structcover.tools.verify.emulator import RUNTIME_DIR, _atomic_build
@@ -125,10 +125,11 @@ def _defines(flags: list[str]) -> tuple[list[str], list[str]]:
     return lines, ignored
 
 
-def _user_defines(ext: Any) -> list[str]:
-    """The ``#define``/``#undef`` lines of ``ext``'s ``-D``/``-U`` flags (none: most texts)."""
+def _user_defines(ext: Any) -> tuple[list[str], list[str]]:
+    """:func:`_defines` of ``ext``'s compiler flags (host and CUDA): the ``#define``/``#undef``
+    lines (none for most texts) and the flags ignored."""
     return _defines(_as_list(getattr(ext, "extra_cflags", None))
-                    + _as_list(getattr(ext, "extra_cuda_cflags", None)))[0]
+                    + _as_list(getattr(ext, "extra_cuda_cflags", None)))
 
 
 def _c_string(text: str) -> str:
@@ -202,8 +203,7 @@ def translation_unit(ext: Any, *, profile: bool = False, light: bool = False) ->
     found = list(dict.fromkeys(found))
     if found:
         raise UnsupportedConstruct("; ".join(found))
-    defines, ignored = _defines(_as_list(getattr(ext, "extra_cflags", None))
-                                + _as_list(getattr(ext, "extra_cuda_cflags", None)))
+    defines, ignored = _user_defines(ext)
     ignored += [f for f in ldflags if f.strip()]
     if _as_list(getattr(ext, "extra_include_paths", None)):
         ignored.append("extra_include_paths (the jail shows the compiler no other folder)")
@@ -238,7 +238,7 @@ def _compile_extension(text: str, light: bool, cache_dir: Path, rt: Path, timeou
     device = device and light
     key = cache_key(pch_folder(cache_dir, light=light, device=device).name, rt.name,
                     *(p.name for p in extra),
-                    tree_hash(SHIMS_DIR), flags(), TORCH_LIBS, text)
+                    shims_hash(), flags(), TORCH_LIBS, text)
     final = cache_dir / f"kbext-{key}.so"
     if buildcache.verified(final):
         return final, True
@@ -309,7 +309,7 @@ def build_cpu_extension(ext: Any, work_dir: Path, *, cache_dir: Path | None = No
     rt = runtime_library(cache_dir, timeout_s)
     light = light_possible(ext)
     light_error = ""
-    device = not _user_defines(ext)
+    device = not _user_defines(ext)[0]
     if light:
         text, ignored = translation_unit(ext, profile=profile, light=True)
         # A text known not to build light goes straight to the full build.

@@ -48,8 +48,8 @@ from structcover.tools.verify.emulator import (
 )
 
 __all__ = ["CXXFLAGS", "ExtensionBuildError", "LIGHT_DIR", "SHIMS_DIR", "TORCH_LIBS",
-           "build_compiler", "light_compiler", "light_pch", "link_flags", "pymodule_library", "runtime_library",
-           "torch_paths", "torch_pch"]
+           "build_compiler", "light_compiler", "light_pch", "link_flags", "pymodule_library",
+           "runtime_library", "shims_hash", "torch_paths", "torch_pch"]
 
 SHIMS_DIR = Path(__file__).parent / "shims"
 #: First on a light build's include path: its ``torch/extension.h`` is ``torch/types.h``.
@@ -178,11 +178,10 @@ def pch_folder(cache_dir: Path, *, light: bool = False, device: bool = False) ->
     """The cache folder of the full (``torch/extension.h``) or light (``torch/types.h``) PCH;
     ``device``: the light one with the emulator's headers (keyed by their text as well)."""
     tp = torch_paths()
-    prelude = _DEVICE_PRELUDE if device else _LIGHT_PRELUDE if light else _PRELUDE
-    trusted = (_shims_hash(), runtime_hash()) if device else ()
+    trusted = (shims_hash(), runtime_hash()) if device else ()
     cxx = build_compiler(light or device)
     key = cache_key(tp["version"], tp["root"], _compiler_id(cxx), flags(), _pch_flags(cxx),
-                    tp["python_include"], prelude, *trusted)
+                    tp["python_include"], _prelude(light, device), *trusted)
     kind = "dev" if device else "light" if light else ""
     return Path(cache_dir) / f"kb{kind}pch-{key}"
 
@@ -198,8 +197,13 @@ def _pch_flags(cxx: str) -> list[str]:
     return ["-fpch-instantiate-templates", "-Xclang", "-fno-pch-timestamp"] if _is_clang(cxx) else []
 
 
+def _prelude(light: bool, device: bool) -> str:
+    """The text a PCH precompiles: the device, light or full prelude."""
+    return _DEVICE_PRELUDE if device else _LIGHT_PRELUDE if light else _PRELUDE
+
+
 @lru_cache(maxsize=1)
-def _shims_hash() -> str:
+def shims_hash() -> str:
     """The shims' text, once per process (packaged files: they do not change under it)."""
     return tree_hash(SHIMS_DIR)
 
@@ -210,7 +214,7 @@ def _precompiled(cache_dir: Path, light: bool, timeout_s: float, device: bool = 
     folder = pch_folder(cache_dir, light=light, device=device)
     # The include path of a light build's unit, so the headers resolve to the same files.
     includes = ["-I", str(LIGHT_DIR), "-I", str(SHIMS_DIR), "-I", str(RUNTIME_DIR)] if device else []
-    prelude = _DEVICE_PRELUDE if device else _LIGHT_PRELUDE if light else _PRELUDE
+    prelude = _prelude(light, device)
     stub = folder / "kb_torch.hpp"
     with locked(folder.with_suffix(".lock")):
         folder.mkdir(parents=True, exist_ok=True)

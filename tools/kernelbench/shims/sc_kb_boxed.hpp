@@ -187,8 +187,8 @@ Value to_value(T&& x) {
   return v;
 }
 
-//: The converted arguments of one call, one base per parameter. Not a std::tuple: its
-//: constructor constraints were ~0.15 s of every light build's ~1 s (clang -ftime-trace).
+//: The converted arguments of one call, one base per parameter. Not a std::tuple: instantiating
+//: its constructor constraints cost every light build ~0.03 s of ~0.95 s (bench/RESULTS.md).
 //: Base classes are initialized in declaration order, so the first bad argument is the one
 //: reported; each Holder is built in place (a Holder<ArrayRef> views its own storage).
 template <std::size_t I, class T>
