@@ -38,6 +38,11 @@ from structcover.tools.kernelbench.cpu_toolchain import (
     torch_pch,
 )
 
+try:
+    from structcover.tools.kernelbench.cpu_toolchain import pch_library
+except ImportError:  # an older checkout, timed side by side
+    pch_library = None  # type: ignore[assignment]
+
 
 def _texts(data: Path | None, limit: int) -> list[str]:
     if data is None:
@@ -85,7 +90,10 @@ def _trusted(cache: Path) -> None:
     rt = runtime_library(cache)
     torch_pch(cache)
     light_pch(cache)
+    light_pch(cache, device=True)
     pymodule_library(cache, rt)
+    if pch_library is not None:  # absent before the device PCH's code was generated once
+        pch_library(cache, rt)
 
 
 def _build(ext: Any, cache: Path, light: bool) -> tuple[float, bool]:

@@ -59,6 +59,7 @@ from structcover.tools.kernelbench.cpu_toolchain import (
     link_flags,
     locked,
     pch_folder,
+    pch_library,
     pymodule_library,
     runtime_library,
     shims_hash,
@@ -219,9 +220,19 @@ def translation_unit(ext: Any, *, profile: bool = False, light: bool = False) ->
     return text, ignored
 
 
+def _libraries(light: bool, device: bool, cache_dir: Path, rt: Path, timeout_s: float) -> list[Path]:
+    """The trusted libraries an extension links besides ``rt``: a light build's module
+    library, and a device-PCH build's generated PCH code (clang)."""
+    if not light:
+        return []
+    pch_code = pch_library(cache_dir, rt, timeout_s) if device else None
+    return [pymodule_library(cache_dir, rt, timeout_s), *([pch_code] if pch_code else [])]
+
+
 def _compile_extension(text: str, light: bool, cache_dir: Path, rt: Path, timeout_s: float,
-                       device: bool = False) -> tuple[Path, bool]:
-    """``text`` built (or found in the cache) as a sealed library: (library, cached).
+                       device: bool = False) -> tuple[Path, bool, list[Path]]:
+    """``text`` built (or found in the cache) as a sealed library: (library, cached, the
+    trusted libraries it links besides ``rt``).
 
     ``device`` (light builds): the precompiled header holds the emulator's device headers and
     the boxed calling convention too; only for a text whose user passed no ``-D``/``-U``
@@ -234,14 +245,14 @@ def _compile_extension(text: str, light: bool, cache_dir: Path, rt: Path, timeou
 
     cxx = build_compiler(light)
     tp = torch_paths()
-    extra = [pymodule_library(cache_dir, rt, timeout_s)] if light else []
     device = device and light
+    extra = _libraries(light, device, cache_dir, rt, timeout_s)
     key = cache_key(pch_folder(cache_dir, light=light, device=device).name, rt.name,
                     *(p.name for p in extra),
                     shims_hash(), flags(), TORCH_LIBS, text)
     final = cache_dir / f"kbext-{key}.so"
     if buildcache.verified(final):
-        return final, True
+        return final, True, extra
     # Only a build reads the PCH (hashing 0.8 GB costs ~1 s).
     pch = light_pch(cache_dir, timeout_s, device=device) if light else torch_pch(cache_dir, timeout_s)
     includes = ["-I", str(LIGHT_DIR)] if light else []
@@ -271,7 +282,7 @@ def _compile_extension(text: str, light: bool, cache_dir: Path, rt: Path, timeou
 
     with locked(final.with_suffix(".lock")):
         _atomic_build(final, build)
-    return final, False
+    return final, False, extra
 
 
 def build_cpu_extension(ext: Any, work_dir: Path, *, cache_dir: Path | None = None,
@@ -317,8 +328,8 @@ def build_cpu_extension(ext: Any, work_dir: Path, *, cache_dir: Path | None = No
         light = not marker.exists()
     if light:
         try:
-            final, cached = _compile_extension(text, True, cache_dir, rt, timeout_s,
-                                               device=device)
+            final, cached, libraries = _compile_extension(text, True, cache_dir, rt, timeout_s,
+                                                          device=device)
         except ExtensionBuildError as exc:
             if "timed out" in str(exc):
                 raise
@@ -326,12 +337,12 @@ def build_cpu_extension(ext: Any, work_dir: Path, *, cache_dir: Path | None = No
             marker.write_text(light_error)
     if not light:
         text, ignored = translation_unit(ext, profile=profile)
-        final, cached = _compile_extension(text, False, cache_dir, rt, timeout_s)
+        final, cached, libraries = _compile_extension(text, False, cache_dir, rt, timeout_s)
     work_dir = Path(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
     target = work_dir / f"{ext.name}.so"
     shutil.copyfile(final, target)
-    for lib in [rt, *([pymodule_library(cache_dir, rt, timeout_s)] if light else [])]:
+    for lib in [rt, *libraries]:
         shutil.copyfile(lib, work_dir / lib.name)
     (work_dir / "build.json").write_text(json.dumps({
         "cached": cached, "seconds": round(time.monotonic() - start, 2), "light": light,

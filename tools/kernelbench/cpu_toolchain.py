@@ -13,9 +13,11 @@ once per torch version, compiler and flags:
   (used when the user passes no ``-D``/``-U``: those must reach the headers, as with nvcc);
 * ``runtime_library``: the emulator runtime every extension links (``libsc_kbrt-<key>.so``);
 * ``pymodule_library``: the Python module of every light build (``shims/sc_kb_pymodule.cpp``,
-  ``libsc_kbpy-<key>.so``): argument conversion, torch's error translation, the fault check.
+  ``libsc_kbpy-<key>.so``): argument conversion, torch's error translation, the fault check;
+* ``pch_library`` (clang): the code of the device PCH's inline functions (``-fpch-codegen``,
+  ``libsc_kbpch-<key>.so``), which the units built on it then do not generate again.
 
-Both libraries are copied beside each extension, which finds them through ``$ORIGIN``.
+The libraries are copied beside each extension, which finds them through ``$ORIGIN``.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import os
+import re
 import shutil
+import subprocess
 import sysconfig
 import tempfile
 from collections.abc import Iterator
@@ -48,7 +52,8 @@ from structcover.tools.verify.emulator import (
 )
 
 __all__ = ["CXXFLAGS", "ExtensionBuildError", "LIGHT_DIR", "SHIMS_DIR", "TORCH_LIBS",
-           "build_compiler", "light_compiler", "light_pch", "link_flags", "pymodule_library",
+           "build_compiler", "light_compiler", "light_pch", "link_flags", "pch_library",
+           "pymodule_library",
            "runtime_library", "shims_hash", "torch_paths", "torch_pch"]
 
 SHIMS_DIR = Path(__file__).parent / "shims"
@@ -68,6 +73,16 @@ _LIGHT_PRELUDE = "#include <torch/types.h>\n"
 #: them, and instantiating what does not depend on the user's text, was ~0.1 s of every
 #: ~0.95 s build (clang -ftime-trace); precompiled, it is done once.
 _DEVICE_PRELUDE = '#include <torch/types.h>\n#include "sc_kb_device.hpp"\n#include "sc_kb_boxed.hpp"\n'
+#: ``struct ListType : SingleElementType<TypeKind::ListType, ListType>`` in torch's jit_type.h.
+_SINGLE_ELEMENT = re.compile(r"SingleElementType<\s*TypeKind::(\w+)\s*,\s*(\w+)\s*>")
+#: A linker's report of a symbol no library defines (GNU ld quotes it `so', gold 'so').
+_UNDEFINED = re.compile(r"undefined reference to [`']([^'`]+)'")
+#: The virtual members of ``c10::SingleElementType`` and their explicit instantiation's form.
+_SINGLE_ELEMENT_MEMBERS = {
+    "equals": "template bool {t}::equals(const c10::Type&) const;",
+    "hasFreeVariables": "template bool {t}::hasFreeVariables() const;",
+    "containedTypes": "template c10::ArrayRef<c10::TypePtr> {t}::containedTypes() const;",
+}
 
 
 class ExtensionBuildError(BuildError):
@@ -119,6 +134,12 @@ def build_compiler(light: bool) -> str:
 
 def _is_clang(cxx: str) -> bool:
     return "clang" in _compiler_id(cxx).lower()
+
+
+def _pch_codegen(cxx: str) -> bool:
+    """Whether the device PCH's inline functions are generated once (:func:`pch_library`):
+    clang's ``-fpch-codegen``, and binutils' objcopy to build the library."""
+    return _is_clang(cxx) and shutil.which("objcopy") is not None
 
 
 def flags() -> list[str]:
@@ -180,26 +201,57 @@ def pch_folder(cache_dir: Path, *, light: bool = False, device: bool = False) ->
     tp = torch_paths()
     trusted = (shims_hash(), runtime_hash()) if device else ()
     cxx = build_compiler(light or device)
-    key = cache_key(tp["version"], tp["root"], _compiler_id(cxx), flags(), _pch_flags(cxx),
+    key = cache_key(tp["version"], tp["root"], _compiler_id(cxx), flags(), _pch_flags(cxx, device),
                     tp["python_include"], _prelude(light, device), *trusted)
     kind = "dev" if device else "light" if light else ""
     return Path(cache_dir) / f"kb{kind}pch-{key}"
 
 
-def _pch_flags(cxx: str) -> list[str]:
+def _pch_flags(cxx: str, device: bool = False) -> list[str]:
     """The flags only a precompiled header is built with.
 
     clang instantiates the header's pending templates once, there, not in every unit. And it
     records no timestamps: by default a unit refuses a PCH whose headers' mtimes changed, and a
     reinstall rewrites the same headers with new mtimes, which made every light build fail
-    and fall back to a full one (the cache key already holds the headers' content).
+    and fall back to a full one (the cache key already holds the headers' content). The device
+    PCH's inline functions are generated once (``-fpch-codegen``, :func:`pch_library`): a unit
+    then only optimizes the copies it inlines.
     """
-    return ["-fpch-instantiate-templates", "-Xclang", "-fno-pch-timestamp"] if _is_clang(cxx) else []
+    if not _is_clang(cxx):
+        return []
+    return ["-fpch-instantiate-templates", "-Xclang", "-fno-pch-timestamp",
+            *(["-fpch-codegen"] if device and _pch_codegen(cxx) else [])]
 
 
 def _prelude(light: bool, device: bool) -> str:
     """The text a PCH precompiles: the device, light or full prelude."""
-    return _DEVICE_PRELUDE if device else _LIGHT_PRELUDE if light else _PRELUDE
+    if device:
+        return _DEVICE_PRELUDE + (_vtable_members() if _is_clang(build_compiler(True)) else "")
+    return _LIGHT_PRELUDE if light else _PRELUDE
+
+
+@lru_cache(maxsize=1)
+def _vtable_members() -> str:
+    """Explicit instantiations of the virtual members of torch's ``SingleElementType``\\ s.
+
+    Why: a PCH defers the vtables its headers use to each unit built on it (clang defines used
+    vtables at the end of a translation unit, and a PCH is not one), so every light build
+    instantiated ``SingleElementType<ListType>::equals`` and ``std::shared_ptr<const ListType>``
+    again: ~0.08 s of an empty unit's 0.35 s (clang 14, torch 2.14). Instantiated here, in the
+    device PCH, they are done once (and, with ``-fpch-codegen``, generated once). Read from the
+    installed torch's header, so a torch with other element types or members still builds.
+    """
+    header = torch_paths()["include"][0] / "ATen" / "core" / "jit_type.h"
+    try:
+        text = header.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    start = text.find("struct SingleElementType")
+    body = text[start:text.find("\n};", start)] if start >= 0 else ""
+    members = [form for name, form in _SINGLE_ELEMENT_MEMBERS.items() if f" {name}(" in body]
+    kinds = dict.fromkeys(m.groups() for m in _SINGLE_ELEMENT.finditer(text) if m[1] == m[2])
+    return "".join(form.format(t=f"c10::SingleElementType<c10::TypeKind::{kind}, c10::{cls}>") + "\n"
+                   for kind, cls in kinds for form in members)
 
 
 @lru_cache(maxsize=1)
@@ -210,7 +262,7 @@ def shims_hash() -> str:
 
 def _precompiled(cache_dir: Path, light: bool, timeout_s: float, device: bool = False) -> Path:
     cxx = build_compiler(light or device)
-    once = _pch_flags(cxx)
+    once = _pch_flags(cxx, device)
     folder = pch_folder(cache_dir, light=light, device=device)
     # The include path of a light build's unit, so the headers resolve to the same files.
     includes = ["-I", str(LIGHT_DIR), "-I", str(SHIMS_DIR), "-I", str(RUNTIME_DIR)] if device else []
@@ -302,3 +354,64 @@ def pymodule_library(cache_dir: Path, runtime: Path, timeout_s: float = 600.0) -
 
     with locked(final.with_suffix(".lock")):
         return _atomic_build(final, build)
+
+
+#: The optimization level of the device PCH's generated code. The units built on it inline
+#: their own (optimized) copies of what is small; the library holds the out-of-line bodies.
+_PCH_CODE_FLAGS = ["-O2"]
+
+
+def pch_library(cache_dir: Path, runtime: Path, timeout_s: float = 900.0) -> Path | None:
+    """The device PCH's inline functions compiled once (``libsc_kbpch-<key>.so``), or None
+    where light builds are not built by clang (g++ has no ``-fpch-codegen``) or binutils'
+    objcopy is missing (the PCH is then built without it).
+
+    A unit built on a ``-fpch-codegen`` PCH refers to the PCH's inline functions instead of
+    generating them: its link needs this library (the emulator's device code in it links
+    ``runtime``). Built once per key, from the PCH itself, so both hold the same code.
+    """
+    cxx = build_compiler(True)
+    if not _pch_codegen(cxx):
+        return None
+    tp = torch_paths()
+    cache_dir = Path(cache_dir)
+    folder = pch_folder(cache_dir, light=True, device=True)
+    key = cache_key(folder.name, runtime.name, _PCH_CODE_FLAGS, TORCH_LIBS)
+    final = cache_dir / f"libsc_kbpch-{key}.so"
+    if buildcache.verified(final):
+        return final
+    stub = light_pch(cache_dir, timeout_s, device=True)
+    code = [*(f for f in flags() if not f.startswith("-O")), *_PCH_CODE_FLAGS]
+
+    def build(out: Path) -> None:
+        with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
+            obj = Path(tmp) / "pch.o"
+            _compile([cxx, *code, "-c", f"{stub}.gch", "-o", str(obj)], timeout_s)
+            link = [cxx, "-shared", "-pthread", "-o", str(out), str(obj), str(runtime), *link_flags(),
+                    f"-Wl,-soname,{final.name}", "-Wl,-rpath,$ORIGIN", "-Wl,--as-needed",
+                    "-L", str(tp["lib"]), *TORCH_LIBS]
+            _weaken_unresolved(obj, link, timeout_s)
+            _compile(link, timeout_s)
+
+    with locked(final.with_suffix(".lock")):
+        return _atomic_build(final, build)
+
+
+def _weaken_unresolved(obj: Path, link: list[str], timeout_s: float) -> None:
+    """Make weak the symbols ``obj`` refers to that no library of ``link`` exports.
+
+    ``-fpch-codegen`` generates every inline function of the PCH, also those no unit uses,
+    and a few of them refer to symbols torch keeps hidden (with torch 2.14: the vtable of
+    ``torch::autograd::ChainedViewFunc``, three ``c10::DynamicType`` functions). Strong, they
+    would stop the library from loading; weak, they bind to nothing. A unit that does use such
+    a function still fails to load as without the library: it refers to the hidden symbol
+    itself (its own references stay strong).
+    """
+    proc = subprocess.run([*link, "-Wl,--no-undefined", "-Wl,--no-demangle"], capture_output=True,
+                          text=True, timeout=timeout_s, check=False)
+    if proc.returncode == 0:
+        return
+    missing = sorted(set(_UNDEFINED.findall(proc.stderr)))
+    if not missing:
+        raise BuildError(proc.stderr or f"linker exited with {proc.returncode}")
+    _compile(["objcopy", *(f"--weaken-symbol={name}" for name in missing), str(obj)], timeout_s)
