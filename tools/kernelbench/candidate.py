@@ -108,11 +108,13 @@ def _as_list(value: object) -> list[str]:
     return [str(v) for v in value]  # type: ignore[attr-defined]
 
 
-def _load_inline_names(tree: ast.Module) -> tuple[set[str], set[str]]:
-    """Names that denote ``load_inline`` itself, and names that denote its module."""
+def _load_inline_names(tree: ast.Module, nodes: list[ast.AST] | None = None,
+                       ) -> tuple[set[str], set[str]]:
+    """Names that denote ``load_inline`` itself, and names that denote its module.
+    ``nodes``: every node of ``tree`` (``list(ast.walk(tree))``), when the caller has it."""
     funcs: set[str] = set()
     modules: set[str] = set()
-    for node in ast.walk(tree):
+    for node in nodes if nodes is not None else ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module == "torch.utils.cpp_extension":
             funcs |= {a.asname or a.name for a in node.names if a.name == "load_inline"}
         elif isinstance(node, ast.ImportFrom) and node.module == "torch.utils":
@@ -138,13 +140,23 @@ def _is_load_inline(func: ast.AST, funcs: set[str], modules: set[str]) -> bool:
     return False
 
 
+#: Node types that bind names (:func:`_targets`).
+_BINDERS: frozenset[type] = frozenset({
+    ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension,
+    ast.NamedExpr, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Global})
+
+
 class _Resolver:
     """Static values of expressions over module-level names bound exactly once."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, nodes: list[ast.AST] | None = None) -> None:
+        """``nodes``: every node of ``tree`` (``list(ast.walk(tree))``), when the caller has
+        it (a walk is most of the cost on a large file)."""
         counts: dict[str, int] = {}
         self.bound: dict[str, ast.expr] = {}
-        for node in ast.walk(tree):
+        for node in nodes if nodes is not None else ast.walk(tree):
+            if type(node) not in _BINDERS:  # most nodes bind nothing: skip the dispatch
+                continue
             for target in _targets(node):
                 counts[target] = counts.get(target, 0) + 1
         for stmt in tree.body:
@@ -193,6 +205,7 @@ class _Resolver:
 
 
 def _targets(node: ast.AST) -> list[str]:
+    """Names ``node`` binds (a node type in :data:`_BINDERS`; others bind none)."""
     out: list[str] = []
     if isinstance(node, ast.Assign):
         for t in node.targets:
@@ -227,10 +240,13 @@ def find_inline_extensions(python_text: str) -> list[InlineExtension]:
         tree = ast.parse(python_text)
     except (SyntaxError, ValueError) as exc:
         raise UnresolvedInline(f"candidate is not valid Python: {exc}") from exc
-    funcs, modules = _load_inline_names(tree)
-    resolver = _Resolver(tree)
+    # One walk for the three passes: the re-embedding check runs this on every spliced
+    # variant of every dry run, and the walks were half of a campaign planner's time.
+    nodes = list(ast.walk(tree))
+    funcs, modules = _load_inline_names(tree, nodes)
+    resolver = _Resolver(tree, nodes)
     found: list[InlineExtension] = []
-    for node in ast.walk(tree):
+    for node in nodes:
         if not (isinstance(node, ast.Call) and _is_load_inline(node.func, funcs, modules)):
             continue
         where = f"line {node.lineno}"

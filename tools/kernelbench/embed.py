@@ -168,6 +168,9 @@ def _spell(chunk: str, lit: Literal, escape_all_quotes: bool) -> str:
     """
     q = lit.quote[0]
     triple = len(lit.quote) == 3
+    if "r" not in lit.prefix and _plain(chunk, q, triple):
+        # Most edits are plain code lines: nothing to escape (the loop below is per character).
+        return chunk.replace("{", "{{").replace("}", "}}") if "f" in lit.prefix else chunk
     if "r" in lit.prefix:
         bad = (q * 3 if triple else q) in chunk or (not triple and ("\n" in chunk or "\r" in chunk))
         if bad or chunk.endswith("\\") or "\r" in chunk:
@@ -193,6 +196,15 @@ def _spell(chunk: str, lit: Literal, escape_all_quotes: bool) -> str:
         if "f" in lit.prefix and ch in "{}":
             out[-1] = ch * 2
     return "".join(out)
+
+
+def _plain(chunk: str, quote: str, triple: bool) -> bool:
+    """Whether a plain (not raw) ``quote`` literal spells ``chunk`` as it is: no backslash,
+    quote or carriage return, newlines only in a triple-quoted literal, every other
+    character printable or a tab (what :func:`_spell`'s loop would keep unchanged)."""
+    if "\\" in chunk or quote in chunk or "\r" in chunk or (not triple and "\n" in chunk):
+        return False
+    return chunk.replace("\n", "").replace("\t", "").isprintable()
 
 
 def _locate(src: EmbeddedSource, pos: int) -> tuple[int, int]:
@@ -270,7 +282,7 @@ def replace_source(python_text: str, source: EmbeddedSource, new_text: str) -> s
         return python_text
     if not source.literals:
         raise EmbedError(f"cuda_sources[{source.index}] of {source.name!r} has no literal")
-    before = find_inline_extensions(python_text)
+    before = _extensions_once(python_text)
     last_error = ""
     for escape_all in (False, True):
         try:
@@ -287,7 +299,14 @@ def replace_source(python_text: str, source: EmbeddedSource, new_text: str) -> s
     raise EmbedError(f"the spliced candidate does not hold the edited source: {last_error}")
 
 
-def _check(out: str, before: list[InlineExtension], source: EmbeddedSource,
+@functools.lru_cache(maxsize=256)
+def _extensions_once(python_text: str) -> tuple[InlineExtension, ...]:
+    """The parent's extensions, read once per text for :func:`_check` (read only there): a
+    campaign splices every dry-run variant of every operator into the same parent."""
+    return tuple(find_inline_extensions(python_text))
+
+
+def _check(out: str, before: tuple[InlineExtension, ...], source: EmbeddedSource,
            new_text: str) -> str | None:
     """Why the spliced file is wrong, or None when it resolves to the intended extensions."""
     try:

@@ -16,6 +16,7 @@ a Triton program (Python with ``@triton.jit`` kernels) only to the Triton operat
 from __future__ import annotations
 
 import ast
+import functools
 
 from structcover.schema import content_hash
 from structcover.tools.mutations.base import MutationResult, Variant, get_operator
@@ -28,8 +29,13 @@ def is_kernelbench_candidate(source: str) -> bool:
 
     CUDA text never parses as Python, so a ``.cu`` program is never mistaken for one.
     """
-    if "load_inline" not in source:
-        return False
+    return "load_inline" in source and _parses(source)
+
+
+@functools.lru_cache(maxsize=256)
+def _parses(source: str) -> bool:
+    """Whether ``source`` is Python, once per text (the planner asks it of one parent for
+    every registered operator)."""
     try:
         ast.parse(source)
     except (SyntaxError, ValueError):

@@ -65,3 +65,20 @@ def test_text_built_at_run_time_is_an_error_naming_the_line(body, what):
 def test_not_python_is_an_error():
     with pytest.raises(UnresolvedInline, match="not valid Python"):
         find_inline_extensions("__global__ void k() {}")
+
+
+@pytest.mark.parametrize("rebinding", [
+    "for src in ['a']: pass",
+    "def src(): pass",
+    "class src: pass",
+    "def f():\n    global src\n    src = 'b'",
+    "[src for src in 'ab']",
+    "(src := 'b')",
+    "src: str = 'b'",
+    "a, (b, src) = 1, (2, 'c')",
+])
+def test_a_name_rebound_anywhere_has_no_static_value(rebinding):
+    src = ("from torch.utils.cpp_extension import load_inline\nsrc = 'x'\n" + rebinding
+           + "\nload_inline(name='e', cpp_sources=src)\n")
+    with pytest.raises(UnresolvedInline, match="not bound once"):
+        find_inline_extensions(src)

@@ -168,3 +168,28 @@ def test_random_edits_round_trip_in_every_style() -> None:
             assert find_inline_extensions(out)[0].cuda_sources[0] == new, style
             assert out.endswith(FOOTER)
     assert refused < 25  # raw literals still take most edits
+
+
+@pytest.mark.parametrize("prefix", ["", "f"])
+@pytest.mark.parametrize("quote", ['"""', "'''", '"', "'"])
+def test_every_spelled_chunk_reads_back_as_itself(prefix: str, quote: str) -> None:
+    """Plain code lines take a shortcut past the per-character escaping; both ways, a chunk
+    spelled for a literal must read back as the chunk (mostly plain chunks, some special)."""
+    from structcover.tools.kernelbench.embed import _spell
+    from structcover.tools.kernelbench.literals import Literal
+
+    rng = random.Random(5)
+    plain = ["x", " ", "{", "}", "\t", "(", ";", "é", "\n"]
+    special = ['"', "'", "\\", "\r", "\x07"]
+    lit = Literal(start=0, end=0, prefix=prefix, quote=quote, spans=())
+    for _ in range(300):
+        alphabet = plain + (special if rng.random() < 0.3 else [])
+        chunk = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        if len(quote) == 1:
+            chunk = chunk.replace("\n", "") + ("\n" if rng.random() < 0.2 else "")
+        for escape_all in (False, True):
+            spelled = _spell(chunk, lit, escape_all)
+            node = ast.parse(f"{prefix}{quote}{spelled}{quote}", mode="eval").body
+            value = "".join(v.value for v in node.values) if isinstance(node, ast.JoinedStr) \
+                else node.value
+            assert value == chunk, (prefix, quote, chunk, spelled)
