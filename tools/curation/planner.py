@@ -182,6 +182,9 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
     rates = {op: model.success_rate(op) for op in ops}
     first_rates = {op: model.success_rate(op, known_to_apply=op in applicable) for op in ops}
     undoes = _undoing_pairs(ops) if max_length > 1 else frozenset()
+    undone_by: dict[str, set[str]] = {}  # operator -> the operators that undo it
+    for a, b in undoes:
+        undone_by.setdefault(a, set()).add(b)
     moved_axes: set[str] = set()
     found: list[tuple[tuple[Any, ...], Any]] = []
     # Breadth first, keeping the BEAM most promising states of each depth: with a few dozen
@@ -200,8 +203,9 @@ def plan_chains(values: Mapping[str, Any], target: Mapping[str, str], *,
             # Per state, not per operator: the chain's operators and tie-breaks so far.
             prefix = tuple(s[0] for s in chain)
             ties = [tie[o] for o in prefix]
+            blocked = {b for a in prefix for b in undone_by.get(a, ())}
             for op in ops:
-                if any((earlier, op) in undoes for earlier in prefix):
+                if op in blocked:
                     continue
                 path = (*prefix, op)
                 eff: Effect | None
