@@ -220,7 +220,7 @@ def _generic_prompt(task_id: str, bounds: dict[str, Bound]) -> str:
 
 def gap_to_rl_row(task: TaskSpec | str, label: str, bounds: dict[str, Bound], *, index: int = 0,
                   split: str = "train", data_source: str = "structcover",
-                  extra: dict[str, Any] | None = None) -> dict[str, Any]:
+                  extra: dict[str, Any] | None = None, look_up: bool = True) -> dict[str, Any]:
     """One RL training task for a gap, in the verl prompt-parquet layout.
 
     The one builder of gap rows (``structcover prompt`` and ``curate`` both use it). The
@@ -236,8 +236,11 @@ def gap_to_rl_row(task: TaskSpec | str, label: str, bounds: dict[str, Bound], *,
         split: Dataset split for ``extra_info``.
         data_source: verl's data source name.
         extra: More ``extra_info`` fields (e.g. the gap's kind and priority).
+        look_up: False: a ``task`` given as an id is not looked up in the corpus (the caller
+            did, once per task, and the corpus does not have it: each lookup checks the
+            corpus folder for changes, 6 ms, and an export writes hundreds of rows).
     """
-    spec = task if isinstance(task, TaskSpec) else corpus_spec(task)
+    spec = task if isinstance(task, TaskSpec) else corpus_spec(task) if look_up else None
     task_id = spec.task_id if spec is not None else str(task)
     content = render_generate(spec, bounds) if spec is not None else _generic_prompt(task_id,
                                                                                       bounds)

@@ -85,7 +85,7 @@ def prompt_rows(gaps: list, tasks: list[str], archive: Archive, *, data_source: 
             if len(rows) >= max_prompts:
                 break
             rows.append(gap_to_rl_row(specs[task] or task, gap.bin, bounds, index=len(rows),
-                                      data_source=data_source,
+                                      data_source=data_source, look_up=False,
                                       extra={"gap_kind": gap.kind,
                                              "priority": float(gap.priority)}))
     return pd.DataFrame(rows, columns=["data_source", "prompt", "ability", "reward_model",

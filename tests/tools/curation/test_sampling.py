@@ -69,3 +69,28 @@ def test_export_loads_with_pyarrow_and_datasets(tmp_path):
     assert verl[0]["prompt"][0]["content"] == first["prompt"][0]["content"]
     assert json.loads((tmp_path / "out" / "diagnosis.json").read_text())["scov"] == d.scov
     assert not list((tmp_path / "out").glob(".*tmp"))  # no temp files left behind
+
+
+def test_prompt_rows_look_each_task_up_in_the_corpus_once(monkeypatch):
+    """An export writes a row per (gap, task); a task the corpus lacks (a KernelBench problem)
+    was looked up again for every row, each lookup scanning the corpus folder."""
+    from structcover.tools.curation import prompting
+    from structcover.tools.curation.sampling import prompt_rows
+
+    asked: list[str] = []
+    real = prompting.corpus_spec
+    monkeypatch.setattr(prompting, "corpus_spec", lambda t: asked.append(t) or real(t))
+    rng = np.random.default_rng(1)
+    n = 30
+    t = pd.DataFrame({"program_id": [f"p{i}" for i in range(n)],
+                      "task_id": rng.choice(["vector_add", "19_ReLU"], n),
+                      "round": 0, "correct": True, "speedup": rng.uniform(0.5, 3, n),
+                      "smem.tiled": rng.random(n) > 0.8,
+                      "mem.pattern": rng.choice(["coalesced", "strided", "mixed"], n)})
+    t.loc[t["smem.tiled"], "mem.pattern"] = "coalesced"
+    arch = build_archive(t, ["smem.tiled", "mem.pattern"])
+    gaps = diagnose(t, arch).gaps
+    rows = prompt_rows(gaps, ["vector_add", "19_ReLU"], arch)
+    assert len(rows) >= 4 and sorted(asked) == ["19_ReLU", "vector_add"]
+    truths = [json.loads(r["ground_truth"]) for r in rows["reward_model"]]
+    assert {t["task_id"] for t in truths if t["task_spec"] is None} == {"19_ReLU"}
