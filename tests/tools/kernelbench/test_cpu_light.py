@@ -225,3 +225,27 @@ def test_light_builds_by_clang_and_by_gxx_give_the_same_results(
         built = json.loads((folder / "build.json").read_text())
         assert built["light"] and built["compiler"] == cxx
     assert calls["clang++"] == calls["g++"]
+
+
+def test_a_symbol_no_library_defines_fails_the_import_by_name(tmp_path: Path,
+                                                              kb_emulator_cache: Path) -> None:
+    # A light build links without naming torch's libraries (the module library depends on
+    # them): a shared library may be linked with undefined symbols, so what no library
+    # defines must still fail where the candidate is imported, naming the symbol.
+    missing = InlineExtension(
+        name="kb_missing", cpp_sources=["torch::Tensor f(torch::Tensor x);"], functions=["f"],
+        cuda_sources=["#include <torch/extension.h>\n"
+                      "void sc_test_never_defined(float* p);\n"
+                      "torch::Tensor f(torch::Tensor x) {\n"
+                      "    sc_test_never_defined(x.data_ptr<float>());\n"
+                      "    return x; }\n"])
+    path = cpu_build.build_cpu_extension(missing, tmp_path, cache_dir=kb_emulator_cache)
+    assert json.loads((tmp_path / "build.json").read_text())["light"]
+    proc = subprocess.run([sys.executable, "-c", CALLER, str(path), "kb_missing"],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode != 0
+    assert "ImportError" in proc.stderr and "sc_test_never_defined" in proc.stderr
+    if shutil.which("readelf"):
+        needed = subprocess.run(["readelf", "-d", str(path)], capture_output=True, text=True,
+                                check=True).stdout
+        assert "libtorch_cpu" not in needed and "libsc_kbpy" in needed
