@@ -34,16 +34,24 @@ def test_resample_is_seeded_and_favours_rare_bins():
     assert (a["x"] == 1).mean() > 0.3
 
 
-def test_export_loads_with_pyarrow_and_datasets(tmp_path):
-    datasets = pytest.importorskip("datasets")
-    rng = np.random.default_rng(0)
-    n = 40
+def _rollouts(seed: int, n: int, tasks: list[str], p: list[float] | None = None) -> pd.DataFrame:
+    """Scored rollouts over two structural features, with a zero bin (nothing tiled is
+    strided)."""
+    rng = np.random.default_rng(seed)
+    patterns = ["coalesced", "strided"] if p else ["coalesced", "strided", "mixed"]
     t = pd.DataFrame({"program_id": [f"p{i}" for i in range(n)],
-                      "task_id": rng.choice(["vector_add", "unknown_task"], n),
+                      "task_id": rng.choice(tasks, n),
                       "round": 0, "correct": True, "speedup": rng.uniform(0.5, 3, n),
                       "smem.tiled": rng.random(n) > 0.8,
-                      "mem.pattern": rng.choice(["coalesced", "strided"], n, p=[.9, .1])})
+                      "mem.pattern": rng.choice(patterns, n, p=p)})
     t.loc[t["smem.tiled"], "mem.pattern"] = "coalesced"  # leave a zero bin
+    return t
+
+
+def test_export_loads_with_pyarrow_and_datasets(tmp_path):
+    datasets = pytest.importorskip("datasets")
+    n = 40
+    t = _rollouts(0, n, ["vector_add", "unknown_task"], p=[.9, .1])
     arch = build_archive(t, ["smem.tiled", "mem.pattern"])
     d = diagnose(t, arch)
     res = export_curation(t, arch, tmp_path / "out", gaps=d.gaps, diagnosis_json=d.to_json())
@@ -80,14 +88,7 @@ def test_prompt_rows_look_each_task_up_in_the_corpus_once(monkeypatch):
     asked: list[str] = []
     real = prompting.corpus_spec
     monkeypatch.setattr(prompting, "corpus_spec", lambda t: asked.append(t) or real(t))
-    rng = np.random.default_rng(1)
-    n = 30
-    t = pd.DataFrame({"program_id": [f"p{i}" for i in range(n)],
-                      "task_id": rng.choice(["vector_add", "19_ReLU"], n),
-                      "round": 0, "correct": True, "speedup": rng.uniform(0.5, 3, n),
-                      "smem.tiled": rng.random(n) > 0.8,
-                      "mem.pattern": rng.choice(["coalesced", "strided", "mixed"], n)})
-    t.loc[t["smem.tiled"], "mem.pattern"] = "coalesced"
+    t = _rollouts(1, 30, ["vector_add", "19_ReLU"])
     arch = build_archive(t, ["smem.tiled", "mem.pattern"])
     gaps = diagnose(t, arch).gaps
     rows = prompt_rows(gaps, ["vector_add", "19_ReLU"], arch)
