@@ -58,6 +58,10 @@ def _preload() -> None:
     import torch  # noqa: F401
     import torch.utils.cpp_extension  # noqa: F401
 
+    # The load_inline hook's InlineExtension: pydantic's import and its model building (with
+    # the scan of every installed distribution for pydantic plugins) were two thirds of a
+    # fork's time (py-spy --subprocesses on the zygotes of a campaign).
+    import structcover.tools.kernelbench.candidate  # noqa: F401
     import structcover.tools.kernelbench.child  # noqa: F401
     import structcover.tools.kernelbench.compiler_guard  # noqa: F401
     import structcover.tools.kernelbench.cpu_shims  # noqa: F401
