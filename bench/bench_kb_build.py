@@ -39,7 +39,7 @@ from structcover.tools.kernelbench.cpu_toolchain import (
 )
 
 try:
-    from structcover.tools.kernelbench.cpu_toolchain import pch_library
+    from structcover.tools.kernelbench.cpu_pch_code import pch_library
 except ImportError:  # an older checkout, timed side by side
     pch_library = None  # type: ignore[assignment]
 

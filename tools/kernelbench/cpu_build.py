@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from structcover.tools.kernelbench.cpu_pch_code import pch_library
 from structcover.tools.kernelbench.cpu_scan import (
     UnsupportedConstruct,
     defined_macros,
@@ -59,7 +60,6 @@ from structcover.tools.kernelbench.cpu_toolchain import (
     link_flags,
     locked,
     pch_folder,
-    pch_library,
     pymodule_library,
     runtime_library,
     shims_hash,

@@ -112,7 +112,7 @@ def _embedded_once(python_text: str) -> tuple[EmbeddedSource, ...] | EmbedError:
 
 def _find_embedded(python_text: str) -> list[EmbeddedSource]:
     try:
-        exts = find_inline_extensions(python_text)
+        exts = _extensions_once(python_text)
     except UnresolvedInline as exc:
         raise EmbedError(str(exc)) from exc
     tree = ast.parse(python_text)
@@ -301,8 +301,9 @@ def replace_source(python_text: str, source: EmbeddedSource, new_text: str) -> s
 
 @functools.lru_cache(maxsize=256)
 def _extensions_once(python_text: str) -> tuple[InlineExtension, ...]:
-    """The parent's extensions, read once per text for :func:`_check` (read only there): a
-    campaign splices every dry-run variant of every operator into the same parent."""
+    """A candidate's extensions, read once per text (read only by the callers here): a
+    campaign lists a parent's sources, then splices every dry-run variant of every operator
+    into it and checks each splice against them."""
     return tuple(find_inline_extensions(python_text))
 
 
