@@ -37,6 +37,7 @@ import re
 import shutil
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -222,11 +223,37 @@ def translation_unit(ext: Any, *, profile: bool = False, light: bool = False) ->
 
 def _libraries(light: bool, device: bool, cache_dir: Path, rt: Path, timeout_s: float) -> list[Path]:
     """The trusted libraries an extension links besides ``rt``: a light build's module
-    library, and a device-PCH build's generated PCH code (clang)."""
+    library, and a device-PCH build's generated PCH code (clang).
+
+    On a cold cache the two are built side by side, the precompiled header (and its code)
+    in a thread while this one builds the module library: they share nothing, each is one
+    compiler process, and a machine's first light build waits ~45 s instead of ~70 s (2
+    cores). Once they were found in this process, both are cache look-ups in this thread
+    (a thread per candidate would cost a millisecond).
+    """
     if not light:
         return []
-    pch_code = pch_library(cache_dir, rt, timeout_s) if device else None
-    return [pymodule_library(cache_dir, rt, timeout_s), *([pch_code] if pch_code else [])]
+
+    def precompiled() -> Path | None:
+        code = pch_library(cache_dir, rt, timeout_s) if device else None
+        if code is None:  # g++ (or no objcopy): the header alone, which the build reads next
+            light_pch(cache_dir, timeout_s, device=device)
+        return code
+
+    seen = (str(cache_dir), rt.name, device)
+    if seen in _TRUSTED_SEEN:
+        module, code = pymodule_library(cache_dir, rt, timeout_s), precompiled()
+    else:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            pch_code = pool.submit(precompiled)
+            module = pymodule_library(cache_dir, rt, timeout_s)
+            code = pch_code.result()
+        _TRUSTED_SEEN.add(seen)
+    return [module, *([code] if code else [])]
+
+
+#: (cache folder, runtime, device) whose trusted libraries this process has built or found.
+_TRUSTED_SEEN: set[tuple[str, str, bool]] = set()
 
 
 def _torch_link(light: bool) -> list[str]:
