@@ -27,8 +27,13 @@ def attach_llm(prep: Any, options: Any, settings: Any) -> None:
                          "pip install 'structcover[agents]'") from exc
     from structcover.agents.llm_diagnoser import LLMDiagnosisPolicy
     from structcover.agents.llm_synthesizer import LLMSynthesizer
+    from structcover.tools.data.corpus import load_corpus
+    from structcover.tools.kernelbench.for_bin import kernelbench_only
 
     ctx = prep.context
-    ctx.synthesizer = LLMSynthesizer(client, offline=ctx.synthesizer)
+    # The corpus's tasks and the campaign's KernelBench problems: the model is prompted for both.
+    specs = {t.task_id: t for f in load_corpus() for t in f.tasks} | kernelbench_only(
+        getattr(ctx.tools.verify, "specs", None))
+    ctx.synthesizer = LLMSynthesizer(client, offline=ctx.synthesizer, specs=specs)
     ctx.diagnoser.policy = LLMDiagnosisPolicy(client, offline=ctx.diagnoser.policy)
     prep.llm = client

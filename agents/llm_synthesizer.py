@@ -1,7 +1,8 @@
 """The Synthesizer's LLM policy: the model writes the candidate itself.
 
 The prompt is the constrained prompt of ``tools.curation.prompting`` (the target bin rendered
-as structural constraints, the task, the launcher signature), plus the verified programs of
+as structural constraints, the task, the launcher signature; for a KernelBench problem its
+file, and the answer is a ``ModelNew`` file whose CUDA ``load_inline`` compiles), plus the verified programs of
 the task nearest to the bin (memory). On a retry the previous candidate and the Verifier's
 structured feedback (stage, reason, the bin it landed in instead) replace the first prompt.
 
@@ -26,8 +27,25 @@ from structcover.schema import content_hash
 
 AGENT = "synthesizer"
 _BLOCK = re.compile(r"```(?:cuda|cu|cpp|c\+\+|c)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
+_PY_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 #: Characters of each neighbour's source shown to the model (the prompt stays bounded).
 _NEIGHBOUR_CHARS = 4000
+
+
+def extract_kernelbench(reply: Any) -> str:
+    """The single Python code block of a reply that defines ``ModelNew`` with CUDA.
+
+    Raises:
+        LLMReplyError: No such block.
+    """
+    text = reply.content if isinstance(reply.content, str) else str(reply.content)
+    blocks = [b.strip() for b in _PY_BLOCK.findall(text) if "ModelNew" in b]
+    if not blocks:
+        raise LLMReplyError("no ```python code block defining ModelNew in the reply")
+    source = max(blocks, key=len)
+    if "__global__" not in source:
+        raise LLMReplyError("the ModelNew file holds no CUDA kernel")
+    return source + "\n"
 
 
 def extract_cuda(reply: Any) -> str:
@@ -76,7 +94,8 @@ class LLMSynthesizer:
         except (ValueError, KeyError) as exc:
             self.client.fallback(AGENT, f"cannot render the prompt: {str(exc)[:100]}")
             return self.offline.propose(tools, target)
-        source = self.client.call(AGENT, messages, extract_cuda)
+        extract = extract_kernelbench if spec.kind == "kernelbench" else extract_cuda
+        source = self.client.call(AGENT, messages, extract)
         if source is None:
             return self.offline.propose(tools, target)
         pid = content_hash(source)
@@ -98,9 +117,7 @@ class LLMSynthesizer:
         cand = target.get("candidate")
         if target["feedback"] and cand is not None:
             lines = [_feedback_line(f) for f in target["feedback"][-3:]]
-            user = prompting.fill("synthesizer_retry", **prompting._task_vars(spec, bounds),
-                                  previous_program=cand["source"].strip(),
-                                  feedback="\n".join(f"- {x}" for x in lines))
+            user = prompting.render_retry_lines(spec, bounds, cand["source"].strip(), lines)
         else:
             user = prompting.render_generate(spec, bounds)
             near = tools.memory.nearest(target["task"], dict(target["bounds"]),
@@ -120,6 +137,7 @@ def _programs(near: list[Neighbour]) -> str:
     for n in near:
         levels = ", ".join(f"{k.split('.', 1)[-1]}={v}" for k, v in sorted(n.features.items())
                            if k.startswith("pattern.") and isinstance(v, str))
-        out.append(f"### {n.program_id} ({levels})\n```cuda\n"
+        fence = "python" if "ModelNew" in n.source else "cuda"  # a KernelBench candidate
+        out.append(f"### {n.program_id} ({levels})\n```{fence}\n"
                    f"{n.source.strip()[:_NEIGHBOUR_CHARS]}\n```")
     return "\n\n".join(out)

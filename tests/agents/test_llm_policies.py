@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from campaign_fakes import world
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
@@ -163,3 +164,60 @@ def test_unusable_replies_fall_back_to_offline() -> None:
     assert policy.order(gaps) == policy.offline.order(gaps)
     assert any("malformed tool-call arguments" in r
                for r in client.summary()["agents"]["diagnoser"]["reasons"])
+
+
+def test_a_kernelbench_task_is_prompted_with_its_problem_and_answered_with_model_new(
+        tmp_path) -> None:  # noqa: ANN001
+    from structcover.schema import TaskSpec
+
+    problem = tmp_path / "19_ReLU.py"
+    problem.write_text("class Model(nn.Module):\n    def forward(self, x):\n"
+                       "        return torch.relu(x)\n")
+    spec = TaskSpec(task_id="t1", kind="kernelbench", problem=str(problem), args=[], sizes={},
+                    family="kernelbench")
+    tools, memory, verify = world(("t1",))
+    body = ('# task=t1 reuse=smem sync=none\nclass ModelNew(nn.Module):\n'
+            '    pass\ncuda = "__global__ void relu(float* x) {}"')
+    client, model = _client(AIMessage(f"```python\n{body}\n```"))
+    ctx = CampaignContext(tools=tools, limits=Limits(budget=1, target_scov=1.0),
+                          diagnoser=Diagnoser(policy=_Only("t1", "reuse=smem|sync=none")),
+                          synthesizer=LLMSynthesizer(client, specs={"t1": spec}))
+    out = _run(ctx)
+    prompt = model.seen[0][1].content
+    assert "return torch.relu(x)" in prompt  # the problem file itself
+    assert "ModelNew" in prompt and "load_inline" in prompt and "```python" in prompt
+    assert "extern \"C\" int launch" not in prompt  # not the corpus's .cu launcher
+    assert [p["source"] for p in out["added"]] == [body + "\n"]
+    u = client.summary()["agents"]["synthesizer"]
+    assert u["ok"] == 1 and u["fallbacks"] == 0
+
+
+def test_a_kernelbench_reply_needs_a_model_new_file_with_a_kernel() -> None:
+    from structcover.agents.llm import LLMReplyError
+    from structcover.agents.llm_synthesizer import extract_kernelbench
+
+    with pytest.raises(LLMReplyError, match="ModelNew"):
+        extract_kernelbench(_code("// a .cu answer to a KernelBench prompt"))
+    with pytest.raises(LLMReplyError, match="no CUDA kernel"):
+        extract_kernelbench(AIMessage("```python\nclass ModelNew:\n    pass\n```"))
+
+
+def test_attach_llm_gives_the_synthesizer_the_campaigns_kernelbench_problems(tmp_path) -> None:  # noqa: ANN001
+    from types import SimpleNamespace
+
+    from structcover.agents.llm_setup import attach_llm
+    from structcover.config import load_settings
+    from structcover.schema import TaskSpec
+
+    pytest.importorskip("langchain_openai")
+    kb = TaskSpec(task_id="19_ReLU", kind="kernelbench", problem=str(tmp_path / "p.py"),
+                  args=[], sizes={}, family="kernelbench")
+    corpus = _specs()["t1"]
+    tools = SimpleNamespace(verify=SimpleNamespace(specs={"19_ReLU": kb, "saxpy": corpus}))
+    prep = SimpleNamespace(context=CampaignContext(tools=tools),  # type: ignore[arg-type]
+                           llm=None)
+    attach_llm(prep, SimpleNamespace(llm_url="http://127.0.0.1:9/v1", llm_model="m"),
+               load_settings())
+    specs = prep.context.synthesizer.specs
+    assert specs["19_ReLU"] is kb and specs["saxpy"].kind != "kernelbench"
+    assert isinstance(prep.context.synthesizer, LLMSynthesizer)

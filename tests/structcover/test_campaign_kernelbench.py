@@ -10,6 +10,7 @@ CUDA and re-embedded, and the Verifier's pipeline, which routes a ``kernelbench`
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -48,6 +49,13 @@ def test_campaign_on_kernelbench_rollouts_adds_verified_mutants(tmp_path: Path) 
         assert program not in parents  # a mutant, not a copy
         ext = find_inline_extensions(program)[0]  # a valid candidate with a CUDA kernel
         assert "__global__" in ext.cuda_sources[0]
+
+    # The round's gap prompts ask for a ModelNew file against each problem (not for a .cu).
+    prompts = pd.read_parquet(out / "curated" / "prompts.parquet")
+    assert len(prompts) > 0
+    for prompt, truth in zip(prompts["prompt"], prompts["reward_model"], strict=True):
+        assert "class ModelNew(torch.nn.Module)" in prompt[0]["content"]
+        assert "class Model(" in json.loads(truth["ground_truth"])["problem_source"]
 
     # The verified mutant's ModelNew runs the embedded kernel: break it there and it fails.
     from structcover.tools.kernelbench.embed import embedded_sources, replace_source

@@ -178,9 +178,45 @@ def _task_vars(task: TaskSpec, bounds: dict[str, Bound]) -> dict[str, str]:
             "constraints": "\n".join(f"{i}. {s}" for i, s in enumerate(lines, 1))}
 
 
+def _kernelbench_vars(task: TaskSpec, bounds: dict[str, Bound]) -> dict[str, str]:
+    lines = constraint_sentences(bounds)
+    return {"task_id": task.task_id, "problem_source": problem_source(task).strip(),
+            "constraints": "\n".join(f"{i}. {s}" for i, s in enumerate(lines, 1))}
+
+
+def problem_source(task: TaskSpec) -> str:
+    """The text of a ``kernelbench`` task's problem file (what the model must reproduce).
+
+    Raises:
+        ValueError: The task names no problem file, or it cannot be read (the message names it).
+    """
+    if not task.problem:
+        raise ValueError(f"task {task.task_id}: a kernelbench task without a problem file")
+    try:
+        return Path(task.problem).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"task {task.task_id}: cannot read its problem file "
+                         f"{task.problem}: {exc}") from exc
+
+
 def render_generate(task: TaskSpec, bounds: dict[str, Bound]) -> str:
-    """The first-attempt prompt for a target bin."""
+    """The first-attempt prompt for a target bin: a ``.cu`` file with the task's launcher, or
+    for a ``kernelbench`` task a ``ModelNew`` file whose CUDA ``load_inline`` compiles."""
+    if task.kind == "kernelbench":
+        return fill("synthesizer_kernelbench", **_kernelbench_vars(task, bounds))
     return fill("synthesizer_generate", **_task_vars(task, bounds))
+
+
+def render_retry_lines(task: TaskSpec, bounds: dict[str, Bound], previous: str,
+                       lines: list[str]) -> str:
+    """The retry prompt: the first prompt's task and constraints, the failed program and the
+    verifier's feedback ``lines`` (one bullet each)."""
+    fb = "\n".join(f"- {x}" for x in lines or ["(no feedback recorded)"])
+    if task.kind == "kernelbench":
+        return fill("synthesizer_kernelbench_retry", **_kernelbench_vars(task, bounds),
+                    previous_program=previous.strip(), feedback=fb)
+    return fill("synthesizer_retry", **_task_vars(task, bounds), previous_program=previous,
+                feedback=fb)
 
 
 def feedback_lines(verdict: Verdict | None, structure_misses: list[str] | None = None) -> list[str]:
@@ -205,9 +241,7 @@ def feedback_lines(verdict: Verdict | None, structure_misses: list[str] | None =
 def render_retry(task: TaskSpec, bounds: dict[str, Bound], previous: str,
                  verdict: Verdict | None, structure_misses: list[str] | None = None) -> str:
     """The retry prompt: the first prompt's content plus the failed program and feedback."""
-    fb = feedback_lines(verdict, structure_misses) or ["(no feedback recorded)"]
-    return fill("synthesizer_retry", **_task_vars(task, bounds), previous_program=previous,
-                feedback="\n".join(f"- {x}" for x in fb))
+    return render_retry_lines(task, bounds, previous, feedback_lines(verdict, structure_misses))
 
 
 def _generic_prompt(task_id: str, bounds: dict[str, Bound]) -> str:
@@ -225,7 +259,9 @@ def gap_to_rl_row(task: TaskSpec | str, label: str, bounds: dict[str, Bound], *,
 
     The one builder of gap rows (``structcover prompt`` and ``curate`` both use it). The
     reward function gets ``ground_truth`` = JSON with ``task_id``, ``task_spec`` (None for a
-    task the corpus does not know), ``target_bin`` and ``constraints`` (the bin's bounds).
+    task the corpus does not know), ``target_bin`` and ``constraints`` (the bin's bounds); for a
+    ``kernelbench`` task also ``problem_source``, the problem file's text (the spec's path is
+    this machine's, not the trainer's), so its scorer can check the answer.
 
     Args:
         task: The task's spec, or its id (looked up in the corpus; unknown ids get a generic
@@ -247,6 +283,8 @@ def gap_to_rl_row(task: TaskSpec | str, label: str, bounds: dict[str, Bound], *,
     truth = {"task_id": task_id, "task_spec": spec.model_dump(mode="json") if spec else None,
              "target_bin": label,
              "constraints": {k: v.model_dump(mode="json") for k, v in bounds.items()}}
+    if spec is not None and spec.kind == "kernelbench":
+        truth["problem_source"] = problem_source(spec)
     return {
         "data_source": data_source,
         "prompt": [{"role": "user", "content": content}],

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
+from structcover.schema import TaskSpec
 from structcover.tools.coverage.archive import Archive
 from structcover.tools.data.atomic import atomic_dir, write_text
 from structcover.tools.data.datasets import write_jsonl, write_parquet
@@ -70,13 +71,18 @@ def write_hf_dataset(table: pd.DataFrame, folder: Path) -> Path:
 
 
 def prompt_rows(gaps: list, tasks: list[str], archive: Archive, *, data_source: str =
-                "structcover", max_prompts: int = 500) -> pd.DataFrame:
+                "structcover", max_prompts: int = 500,
+                specs: dict[str, TaskSpec] | None = None) -> pd.DataFrame:
     """The verl-style prompt table: one row per (target gap bin, task), built by
-    :func:`structcover.tools.curation.prompting.gap_to_rl_row` (the one gap-row builder)."""
+    :func:`structcover.tools.curation.prompting.gap_to_rl_row` (the one gap-row builder).
+
+    ``specs``: task specs the corpus does not hold (a campaign's KernelBench problems), so
+    their rows ask for a ``ModelNew`` file against the problem, not for a generic ``.cu``."""
     from structcover.tools.curation.prompting import corpus_spec, gap_to_rl_row
 
     rows: list[dict[str, Any]] = []
-    specs = {t: corpus_spec(t) for t in tasks}
+    given = specs or {}
+    found = {t: given.get(t) or corpus_spec(t) for t in tasks}
     for gap in gaps:
         if gap.kind not in ("zero", "low"):
             continue
@@ -84,7 +90,7 @@ def prompt_rows(gaps: list, tasks: list[str], archive: Archive, *, data_source: 
         for task in tasks:
             if len(rows) >= max_prompts:
                 break
-            rows.append(gap_to_rl_row(specs[task] or task, gap.bin, bounds, index=len(rows),
+            rows.append(gap_to_rl_row(found[task] or task, gap.bin, bounds, index=len(rows),
                                       data_source=data_source, look_up=False,
                                       extra={"gap_kind": gap.kind,
                                              "priority": float(gap.priority)}))
@@ -107,7 +113,8 @@ class CurationOutput(BaseModel):
 
 def export_curation(table: pd.DataFrame, archive: Archive, out_dir: Path, *, gaps: list,
                     diagnosis_json: str | None = None, eps: float = 1.0, seed: int = 0,
-                    n_resample: int | None = None) -> CurationOutput:
+                    n_resample: int | None = None,
+                    specs: dict[str, TaskSpec] | None = None) -> CurationOutput:
     """Write weighted data, a resampled set, a ``datasets`` folder, prompts and the diagnosis."""
     out = Path(out_dir)
     bins = archive.index(table)
@@ -115,7 +122,8 @@ def export_curation(table: pd.DataFrame, archive: Archive, out_dir: Path, *, gap
     weighted["bin"] = bins
     weighted["weight"] = coverage_weights(bins, eps=eps)
     sample = resample(weighted, weighted["weight"].to_numpy(), n=n_resample, seed=seed)
-    prompts = prompt_rows(gaps, sorted(table["task_id"].astype(str).unique()), archive)
+    prompts = prompt_rows(gaps, sorted(table["task_id"].astype(str).unique()), archive,
+                          specs=specs)
     files = {"weighted_parquet": write_parquet(weighted, out / "weighted.parquet"),
              "weighted_jsonl": write_jsonl(weighted, out / "weighted.jsonl"),
              "resampled_parquet": write_parquet(sample, out / "resampled.parquet"),

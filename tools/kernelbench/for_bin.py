@@ -18,7 +18,7 @@ from the user's problems folder (``--problems DIR``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +56,14 @@ def problem_specs(task_ids: Iterable[str], problems_dir: Path | str | None
             continue
         specs[task] = problem.task_spec().model_copy(update={"task_id": task})
     return specs, notes
+
+
+def kernelbench_only(specs: Mapping[str, TaskSpec] | None) -> dict[str, TaskSpec]:
+    """The ``kernelbench`` specs of ``specs`` (a verifier's: corpus tasks and problems).
+
+    A campaign gives them to its gap prompts and its LLM Synthesizer, which then ask for a
+    ``ModelNew`` file against the problem instead of a generic ``.cu`` file."""
+    return {task: spec for task, spec in (specs or {}).items() if spec.kind == "kernelbench"}
 
 
 def _compile(source: str, verdict: CandidateVerdict) -> str | None:

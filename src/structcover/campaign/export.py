@@ -51,6 +51,7 @@ def exporter(prep: Prepared, options: CampaignOptions) -> Callable[[CampaignStat
         from structcover.tools.curation.contrast import contrast_pairs, export_pairs
         from structcover.tools.curation.sampling import export_curation
         from structcover.tools.data.atomic import write_text
+        from structcover.tools.kernelbench.for_bin import kernelbench_only
         from structcover.tools.mutations._triton import is_triton_program
         from structcover.tools.mutations.embedded import is_kernelbench_candidate
         from structcover.tools.report.campaign_panel import panel_from_state
@@ -63,7 +64,9 @@ def exporter(prep: Prepared, options: CampaignOptions) -> Callable[[CampaignStat
         open_bins = {g["bin"] for g in state.get("gaps", []) if g["status"] != "filled"}
         gaps = [g for g in run.diagnosis.gaps if g.bin in open_bins]
         curated = export_curation(table, run.archive, out / "curated", gaps=gaps,
-                                  diagnosis_json=run.diagnosis.to_json(), seed=options.seed)
+                                  diagnosis_json=run.diagnosis.to_json(), seed=options.seed,
+                                  specs=kernelbench_only(getattr(prep.context.tools.verify,
+                                                                 "specs", None)))
         files = {f"curated_{k}": v for k, v in curated.files.items()}
         records = []
         for p in sorted(state.get("added", []), key=lambda p: (p["task"], p["bin"])):
@@ -125,3 +128,4 @@ def _features(rows: pd.DataFrame) -> dict[str, dict[str, Any]]:
     feats = [c for c in rows.columns if isinstance(c, str) and "." in c]
     uniq = rows.drop_duplicates("program_id")
     return {content_hash(str(r["program"])): {f: r[f] for f in feats} for _, r in uniq.iterrows()}
+

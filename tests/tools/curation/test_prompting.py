@@ -109,3 +109,43 @@ def test_gap_rows_share_one_schema_for_corpus_and_unknown_tasks():
     assert "smem.tiled = 1" in unknown["prompt"][0]["content"]
     assert unknown["extra_info"] == {"index": 2, "split": "train", "task_id": "my_task",
                                      "target_bin": "smem.tiled=1", "gap_kind": "zero"}
+
+
+def _kernelbench_task(tmp_path, text="class Model(nn.Module):\n    def forward(self, x):\n"
+                      "        return torch.relu(x)\n"):
+    problem = tmp_path / "19_ReLU.py"
+    problem.write_text(text)
+    return TaskSpec(task_id="19_ReLU", kind="kernelbench", problem=str(problem), args=[],
+                    sizes={"batch_size": 16}, family="kernelbench")
+
+
+def test_a_kernelbench_gap_asks_for_model_new_against_the_problem(tmp_path):
+    task = _kernelbench_task(tmp_path)
+    bounds = parse_bin_label("warp.shuffles=[0.5,3.5)")
+    text = render_generate(task, bounds)
+    assert "return torch.relu(x)" in text  # the problem file, for the model to reproduce
+    assert "class ModelNew(torch.nn.Module)" in text and "load_inline" in text
+    assert "1. Use between 1 and 3 warp shuffles (__shfl_*_sync)." in text
+    assert "launch(" not in text and ".cu file" not in text  # not the corpus's launcher prompt
+    assert text.rstrip().endswith("in a single ```python code block.")
+    retry = render_retry(task, bounds, "class ModelNew: ...", Verdict(
+        program_id="p", compiled=True, equivalent=False, failure="mismatch"))
+    assert "class ModelNew: ..." in retry and "- wrong result (mismatch)" in retry
+    assert "return torch.relu(x)" in retry and "```python" in retry
+
+
+def test_a_kernelbench_gap_row_carries_the_problem_for_the_trainers_scorer(tmp_path):
+    task = _kernelbench_task(tmp_path)
+    row = gap_to_rl_row(task, "warp.shuffles=[0.5,3.5)",
+                        parse_bin_label("warp.shuffles=[0.5,3.5)"))
+    truth = json.loads(row["reward_model"]["ground_truth"])
+    assert truth["problem_source"] == (tmp_path / "19_ReLU.py").read_text()
+    assert truth["task_spec"]["kind"] == "kernelbench" and truth["task_id"] == "19_ReLU"
+    assert "ModelNew" in row["prompt"][0]["content"]
+
+
+def test_an_unreadable_problem_file_is_named(tmp_path):
+    task = _kernelbench_task(tmp_path)
+    (tmp_path / "19_ReLU.py").unlink()
+    with pytest.raises(ValueError, match=r"19_ReLU: cannot read its problem file .*19_ReLU\.py"):
+        render_generate(task, parse_bin_label("smem.tiled=1"))

@@ -95,3 +95,22 @@ def test_prompt_rows_look_each_task_up_in_the_corpus_once(monkeypatch):
     assert len(rows) >= 4 and sorted(asked) == ["19_ReLU", "vector_add"]
     truths = [json.loads(r["ground_truth"]) for r in rows["reward_model"]]
     assert {t["task_id"] for t in truths if t["task_spec"] is None} == {"19_ReLU"}
+
+
+def test_prompt_rows_ask_kernelbench_tasks_for_model_new(tmp_path):
+    from structcover.schema import TaskSpec
+    from structcover.tools.curation.sampling import prompt_rows
+
+    problem = tmp_path / "19_ReLU.py"
+    problem.write_text("class Model(nn.Module):\n    def forward(self, x):\n"
+                       "        return torch.relu(x)\n")
+    spec = TaskSpec(task_id="19_ReLU", kind="kernelbench", problem=str(problem), args=[],
+                    sizes={}, family="kernelbench")
+    t = _rollouts(1, 30, ["19_ReLU", "unknown_task"])
+    arch = build_archive(t, ["smem.tiled", "mem.pattern"])
+    rows = prompt_rows(diagnose(t, arch).gaps, ["19_ReLU", "unknown_task"], arch,
+                       specs={"19_ReLU": spec})
+    by_task = {r["task_id"]: p[0]["content"]
+               for r, p in zip(rows["extra_info"], rows["prompt"], strict=True)}
+    assert "return torch.relu(x)" in by_task["19_ReLU"] and "ModelNew" in by_task["19_ReLU"]
+    assert "ModelNew" not in by_task["unknown_task"]  # no spec: the generic prompt

@@ -148,14 +148,14 @@ def test_program_follows_the_host_convention(fam: TaskFamily, prog: CorpusProgra
         assert "cudaFree" in src, f"{prog.path}: scratch buffer never freed"
 
 
-def _nvcc(path: Path, out_dir: Path, host: bool) -> tuple[Path, int, str]:
+def _nvcc(prog: CorpusProgram, out_dir: Path, host: bool) -> tuple[Path, int, str]:
     """Compile one program for sm_80 and sm_90 in a single nvcc call.
 
     ``host``: an object file, the host launcher compiled by the host compiler too; else a
     fatbin: nvcc's front end still parses and checks the whole file, host code included, but
     the host compiler does not run (half the time per program).
     """
-    stem = out_dir / f"{path.parent.parent.name}_{path.stem}"
+    path, stem = prog.path, out_dir / f"{prog.family}_{prog.name}"
     mode = ["-c", "-o", f"{stem}.o"] if host else ["--fatbin", "-o", f"{stem}.fatbin"]
     cmd = [str(NVCC), "-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90",
            *mode, str(path)]
@@ -166,7 +166,7 @@ def _nvcc(path: Path, out_dir: Path, host: bool) -> tuple[Path, int, str]:
 def _compile_all(programs: list[CorpusProgram], out_dir: Path, host: bool = True) -> list[str]:
     # Two workers: the machine's cores are shared, and nvcc is mostly single-threaded.
     with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(lambda p: _nvcc(p.path, out_dir, host), programs))
+        results = list(pool.map(lambda p: _nvcc(p, out_dir, host), programs))
     return [f"{path}: rc={rc}\n{err[-1500:]}" for path, rc, err in results if rc != 0]
 
 
