@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -63,3 +64,16 @@ def test_prompt_command_renders_constraints_from_label():
 def test_prompt_command_without_archive_in_state_fails_clearly(tmp_path):
     res = runner.invoke(app, ["prompt", "smem.tiled=1", "--task", "gemm", "--state", str(tmp_path)])
     assert res.exit_code == 2 and "no archive" in " ".join(res.output.split())
+
+
+def test_prompt_command_for_a_kernelbench_problem_asks_for_model_new():
+    problems = Path(__file__).parents[1] / "data" / "kernelbench" / "problems"
+    res = runner.invoke(app, ["prompt", "warp.shuffles=[1,3]", "--task", "8_relu",
+                              "--problems", str(problems), "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert (problems / "8_relu.py").read_text().strip() in data["prompt"]
+    assert "class ModelNew(torch.nn.Module)" in data["prompt"] and "launch(" not in data["prompt"]
+    res = runner.invoke(app, ["prompt", "warp.shuffles=[1,3]", "--task", "no_such_problem",
+                              "--problems", str(problems)])
+    assert res.exit_code == 2 and "no_such_problem" in res.output

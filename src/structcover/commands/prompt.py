@@ -17,13 +17,24 @@ def prompt(
     state: Path | None = typer.Option(None, "--state",
                                       help="State dir: bounds come from its frozen archive."),
     as_json: bool = typer.Option(False, "--json", help="Print the prompt and constraints as JSON."),
+    problems: Path | None = typer.Option(None, "--problems",
+                                         help="KernelBench problems folder: --task names a "
+                                         "problem in it (or give --task a problem .py file)."),
 ) -> None:
     """Print the constrained prompt for a target bin of a task."""
     from structcover.tools.coverage.labels import parse_bin_label
     from structcover.tools.curation.prompting import constraint_sentences, render_generate
     from structcover.tools.data.corpus import resolve_task
 
-    spec = resolve_task(task)  # a bad --task is one error line (the CLI's handler)
+    if problems is not None or task.endswith(".py"):  # a KernelBench problem: ModelNew wanted
+        from structcover.tools.kernelbench.for_bin import problem_specs
+
+        specs, notes = problem_specs([task], problems)
+        if task not in specs:
+            fail(notes[0] if notes else f"--task {task}: not a KernelBench problem")
+        spec = specs[task]
+    else:
+        spec = resolve_task(task)  # a bad --task is one error line (the CLI's handler)
     if state is not None:
         from structcover.tools.coverage.archive import load_archive
 
