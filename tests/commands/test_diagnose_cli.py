@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -112,3 +113,21 @@ def test_diagnose_extracts_features_from_program_text(tmp_path):
     out = json.loads(res.stdout)
     assert out["n_programs"] == len(rows) and out["bins_total"] > 0
     assert all("." in f for f in out["archive_features"])
+
+
+def test_curate_with_problems_prompts_kernelbench_tasks_for_model_new(tmp_path):
+    data, state, out = tmp_path / "r.parquet", tmp_path / "state", tmp_path / "out"
+    table = _rounds(data)
+    table["task_id"] = table["task_id"].replace({"t1": "8_relu"})  # a KernelBench problem id
+    table.to_parquet(data)
+    problems = Path(__file__).parents[1] / "data" / "kernelbench" / "problems"
+    res = runner.invoke(app, ["curate", str(data), "--state", str(state), "-o", str(out),
+                              "--round", "0", "--problems", str(problems), "--json"])
+    assert res.exit_code == 0, res.output
+    prompts = pd.read_parquet(out / "prompts.parquet")
+    by_task: dict[str, list[str]] = {}
+    for info, prompt in zip(prompts["extra_info"], prompts["prompt"], strict=True):
+        by_task.setdefault(info["task_id"], []).append(prompt[0]["content"])
+    assert by_task["8_relu"] and all("class ModelNew(torch.nn.Module)" in p
+                                     for p in by_task["8_relu"])
+    assert not any("ModelNew" in p for p in by_task["t2"])  # names no problem: as before

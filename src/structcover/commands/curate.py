@@ -20,19 +20,30 @@ def curate(
     seed: int = typer.Option(0, "--seed", help="Seed for the resampled set."),
     mapping: list[str] = typer.Option([], "--map", help=MAP_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    problems: Path | None = typer.Option(None, "--problems",
+                                         help="KernelBench problems folder: prompts for the "
+                                         "tasks that name a problem in it ask for ModelNew."),
 ) -> None:
     """Diagnose the round (reusing the frozen archive) and write the curated data."""
     from structcover.config import load_settings
     from structcover.tools.coverage.diagnosis_state import run_diagnosis
+    from structcover.tools.curation.prompting import corpus_spec
     from structcover.tools.curation.sampling import export_curation
+    from structcover.tools.kernelbench.for_bin import problem_specs
 
     settings = load_settings()
     try:
         run = run_diagnosis(read_input(data, mapping), state, round=round,
                             settings=settings.archive,
                             discovery_settings=settings.discovery, seed=seed)
+        specs = None
+        if problems is not None:  # corpus tasks, and tasks that name no problem, keep theirs
+            tasks = [t for t in run.table["task_id"].astype(str).unique()
+                     if corpus_spec(t) is None]
+            specs = problem_specs(tasks, problems)[0]
         out = export_curation(run.table, run.archive, output, gaps=run.diagnosis.gaps,
-                              diagnosis_json=run.diagnosis.to_json(), eps=eps, seed=seed)
+                              diagnosis_json=run.diagnosis.to_json(), eps=eps, seed=seed,
+                              specs=specs)
     except ValueError as exc:
         fail(str(exc))
         return
