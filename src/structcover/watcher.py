@@ -246,7 +246,26 @@ def process_round(round_in: RoundInput, state: Path, *, options: dict[str, Any] 
     ledger.put(round_in.number, {"status": "done", "input_sha256": digest,
                                  "output": str(out.relative_to(state)), "added": added})
     log.info("round %d: wrote %s (%d programs added)", round_in.number, out, added)
+    _prune_build_cache()
     return out
+
+
+def _prune_build_cache() -> None:
+    """After a round: the emulator's per-program builds back under ``verify.cache_max_gb``
+    (each verified candidate leaves a library; a round of thousands would fill the disk)."""
+    from structcover.config import load_settings
+    from structcover.tools.verify.cache_prune import prune_build_cache
+
+    verify = load_settings().verify
+    if verify.cache_max_gb is None:
+        return
+    try:
+        report = prune_build_cache(verify.cache_dir, int(verify.cache_max_gb * 1e9))
+    except OSError as exc:  # the round's outputs are written; a full prune waits for the next
+        log.warning("build cache %s: prune failed: %s", verify.cache_dir, exc)
+        return
+    if report.removed:
+        log.info("%s", report.line())
 
 
 def watch_once(folder: Path, state: Path, *, complete_when: CompleteWhen = "marker",

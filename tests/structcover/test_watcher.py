@@ -170,3 +170,22 @@ def test_parquet_shards_are_joined_in_name_order(tmp_path: Path):
     assert joined == work / "round_3.parquet"
     assert pd.read_parquet(joined)["n"].tolist() == [0, 1, 2]
     assert sorted(p.name for p in work.iterdir()) == ["round_3.parquet"]  # no temp file left
+
+
+def test_each_round_prunes_the_build_cache_to_its_size(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    import os
+
+    rollouts, state, cache = tmp_path / "rollouts", tmp_path / "state", tmp_path / "emulator"
+    rollouts.mkdir()
+    cache.mkdir()
+    _write_round(rollouts, 0)
+    old = cache / "kbext-old.so"
+    old.write_bytes(b"x" * 2000)
+    os.utime(old, (1.0, 1.0))  # built and last used long ago
+    kept = cache / "libsc_kbrt-k.so"  # a trusted part: never pruned
+    kept.write_bytes(b"x" * 2000)
+    os.utime(kept, (1.0, 1.0))
+    monkeypatch.setenv("STRUCTCOVER_VERIFY__CACHE_DIR", str(cache))
+    monkeypatch.setenv("STRUCTCOVER_VERIFY__CACHE_MAX_GB", "0.000001")  # 1000 bytes
+    assert watch_once(rollouts, state, runner=RecordingRunner()).processed == [0]
+    assert not old.exists() and kept.exists()

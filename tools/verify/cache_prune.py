@@ -1,0 +1,102 @@
+"""Keep the emulator's build cache within a size by dropping the oldest per-program entries.
+
+Every candidate verified on the CPU path leaves its own library in the cache: ``prog-<key>.so``
+for a ``.cu`` program, ``kbext-<key>.so`` for a KernelBench extension (about 25 KB each with
+clang), each with its seal (``.sha256``) and lock file. A watcher that verifies thousands of
+candidates a round fills the disk round after round; they are rarely used again once their
+round is over. What every build shares (precompiled headers, runtime objects and libraries)
+is never pruned here: it is small in number, costly to rebuild and in use by every build.
+
+Entries are dropped oldest use first (the later of their access and modification times), and
+never one used within ``min_age_s``: a verification that just found an entry may still be
+copying it. A dropped entry is rebuilt if a program needs it again, as on a cold cache.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+#: The cache entries one program or extension owns (the trusted parts are other names).
+PER_PROGRAM = ("prog-*.so", "kbext-*.so")
+
+
+@dataclass(frozen=True)
+class PruneReport:
+    """What a prune removed and what it left."""
+
+    removed: int
+    freed_bytes: int
+    kept: int
+    kept_bytes: int
+
+    def line(self) -> str:
+        """One line for a log or a summary."""
+        return (f"build cache: removed {self.removed} entries ({self.freed_bytes / 1e6:.1f} MB), "
+                f"kept {self.kept} ({self.kept_bytes / 1e6:.1f} MB)")
+
+
+@dataclass(frozen=True)
+class _Entry:
+    used: float
+    size: int
+    files: tuple[Path, ...]  # the library first, then its seal and lock
+
+
+def _entries(cache_dir: Path) -> list[_Entry]:
+    out: list[_Entry] = []
+    for pattern in PER_PROGRAM:
+        for lib in cache_dir.glob(pattern):
+            files = (lib, lib.with_name(lib.name + ".sha256"), lib.with_suffix(".lock"))
+            used, size = 0.0, 0
+            for f in files:
+                try:
+                    st = f.stat()
+                except FileNotFoundError:  # no seal or lock yet, or pruned meanwhile
+                    continue
+                size += st.st_size
+                if f is lib:
+                    used = max(st.st_atime, st.st_mtime)
+            if used:
+                out.append(_Entry(used, size, files))
+    return out
+
+
+def prune_build_cache(cache_dir: Path, max_bytes: int, *, min_age_s: float = 3600.0,
+                      now: float | None = None) -> PruneReport:
+    """Remove the least recently used per-program entries of ``cache_dir`` until they take at
+    most ``max_bytes`` (or only entries used within ``min_age_s`` are left).
+
+    Args:
+        cache_dir: The emulator's build cache (``verify.cache_dir``).
+        max_bytes: The size the per-program entries may keep.
+        min_age_s: Entries used more recently than this are kept whatever their size.
+        now: The current time (tests); default ``time.time()``.
+
+    Raises:
+        ValueError: ``max_bytes`` or ``min_age_s`` is negative.
+    """
+    if max_bytes < 0 or min_age_s < 0:
+        raise ValueError(f"build cache prune: max_bytes ({max_bytes}) and min_age_s "
+                         f"({min_age_s}) must not be negative")
+    now = time.time() if now is None else now
+    entries = sorted(_entries(Path(cache_dir)), key=lambda e: e.used)
+    total = sum(e.size for e in entries)
+    removed = freed = 0
+    for entry in entries:
+        if total <= max_bytes or now - entry.used < min_age_s:
+            break
+        # The library first: a reader that finds no library rebuilds it; one that found it a
+        # moment ago still holds its open file.
+        for f in entry.files:
+            try:
+                os.unlink(f)
+            except FileNotFoundError:
+                pass
+        total -= entry.size
+        removed += 1
+        freed += entry.size
+    return PruneReport(removed=removed, freed_bytes=freed, kept=len(entries) - removed,
+                       kept_bytes=total)
