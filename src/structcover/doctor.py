@@ -169,10 +169,30 @@ def check_sandbox() -> Check:
                             + UNSANDBOXED_HINT)
 
 
+def check_build_cache() -> Check:
+    """The emulator's build cache: where it is, how big, and what a watcher prunes."""
+    from structcover.config import load_settings
+    from structcover.tools.verify.cache_prune import per_program_usage
+
+    verify = load_settings().verify
+    folder = Path(verify.cache_dir)
+    if not folder.exists():
+        return Check(name="build cache", ok=True, detail=f"{folder}: empty (built on first use)")
+    total = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file() and not f.is_symlink())
+    n, size = per_program_usage(folder)
+    limit = ("never pruned" if verify.cache_max_gb is None
+             else f"the watcher prunes them to {verify.cache_max_gb:g} GB")
+    return Check(name="build cache", ok=os.access(folder, os.W_OK),
+                 detail=f"{folder}: {total / 1e9:.2f} GB, of which {n} per-program builds "
+                        f"{size / 1e9:.2f} GB ({limit}; verify.cache_max_gb)",
+                 how_to_get="" if os.access(folder, os.W_OK) else
+                 f"make {folder} writable, or set STRUCTCOVER_VERIFY__CACHE_DIR")
+
+
 def run_checks(*, llm_base_url: str | None, state_dir: Path) -> list[Check]:
     """Run every check; none raises."""
     checks: list[Callable[[], Check]] = [
         check_cxx, check_sandbox, check_nvcc, check_nvrtc, check_gpu, check_nvml,
         lambda: check_llm(llm_base_url), check_llm_client, check_ray,
-        lambda: check_store(state_dir)]
+        lambda: check_store(state_dir), check_build_cache]
     return [c() for c in checks]

@@ -43,4 +43,4 @@ def test_doctor_json_names_every_part() -> None:
     result = runner.invoke(app, ["doctor", "--json"])
     names = {c["name"] for c in json.loads(result.stdout)}
     assert names == {"host C++ compiler", "sandbox", "nvcc", "NVRTC", "GPU", "NVML",
-                     "LLM endpoint", "LLM client", "Ray", "store"}
+                     "LLM endpoint", "LLM client", "Ray", "store", "build cache"}

@@ -64,6 +64,12 @@ def _entries(cache_dir: Path) -> list[_Entry]:
     return out
 
 
+def per_program_usage(cache_dir: Path) -> tuple[int, int]:
+    """(entries, bytes) of the per-program builds in ``cache_dir`` (what a prune may drop)."""
+    entries = _entries(Path(cache_dir))
+    return len(entries), sum(e.size for e in entries)
+
+
 def prune_build_cache(cache_dir: Path, max_bytes: int, *, min_age_s: float = 3600.0,
                       now: float | None = None) -> PruneReport:
     """Remove the least recently used per-program entries of ``cache_dir`` until they take at

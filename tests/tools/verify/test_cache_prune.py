@@ -63,3 +63,16 @@ def test_a_cache_under_its_size_is_left_alone_and_bad_limits_are_named(tmp_path:
     assert prune_build_cache(tmp_path / "missing", 0, now=NOW).kept == 0
     with pytest.raises(ValueError, match="max_bytes"):
         prune_build_cache(tmp_path, -1)
+
+
+def test_doctor_reports_the_cache_and_its_per_program_builds(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    from structcover.doctor import check_build_cache
+
+    _entry(tmp_path, "kbext-a.so", 1000, NOW)
+    (tmp_path / "libsc_kbrt-k.so").write_bytes(b"x" * 3000)
+    monkeypatch.setenv("STRUCTCOVER_VERIFY__CACHE_DIR", str(tmp_path))
+    check = check_build_cache()
+    assert check.ok and "1 per-program builds" in check.detail
+    assert "prunes them to 10 GB" in check.detail
+    monkeypatch.setenv("STRUCTCOVER_VERIFY__CACHE_DIR", str(tmp_path / "none"))
+    assert "empty" in check_build_cache().detail
