@@ -174,6 +174,7 @@ def test_parquet_shards_are_joined_in_name_order(tmp_path: Path):
 
 def test_each_round_prunes_the_build_cache_to_its_size(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
     import os
+    import time
 
     rollouts, state, cache = tmp_path / "rollouts", tmp_path / "state", tmp_path / "emulator"
     rollouts.mkdir()
@@ -182,9 +183,10 @@ def test_each_round_prunes_the_build_cache_to_its_size(tmp_path: Path, monkeypat
     old = cache / "kbext-old.so"
     old.write_bytes(b"x" * 2000)
     os.utime(old, (1.0, 1.0))  # built and last used long ago
-    kept = cache / "libsc_kbrt-k.so"  # a trusted part: never pruned
+    kept = cache / "libsc_kbrt-k.so"  # a shared part used two days ago: not pruned by size
     kept.write_bytes(b"x" * 2000)
-    os.utime(kept, (1.0, 1.0))
+    two_days_ago = time.time() - 2 * 86400
+    os.utime(kept, (two_days_ago, two_days_ago))
     monkeypatch.setenv("STRUCTCOVER_VERIFY__CACHE_DIR", str(cache))
     monkeypatch.setenv("STRUCTCOVER_VERIFY__CACHE_MAX_GB", "0.000001")  # 1000 bytes
     assert watch_once(rollouts, state, runner=RecordingRunner()).processed == [0]

@@ -10,11 +10,18 @@ is never pruned here: it is small in number, costly to rebuild and in use by eve
 Entries are dropped oldest use first (the later of their access and modification times), and
 never one used within ``min_age_s``: a verification that just found an entry may still be
 copying it. A dropped entry is rebuilt if a program needs it again, as on a cold cache.
+
+The shared parts are keyed by what built them (torch version, compiler, flags, the shims'
+text), so an upgrade leaves the old ones behind (0.1-0.8 GB each): a shared part no build
+has used for ``stale_s`` (14 days) is removed whatever the cache's size, as are the temporary
+folders of builds killed that long ago. On a file system mounted ``noatime`` a use does not
+show, so a shared part in constant use is rebuilt once every ``stale_s`` (about a minute).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,11 +38,14 @@ class PruneReport:
     freed_bytes: int
     kept: int
     kept_bytes: int
+    stale_removed: int = 0
+    stale_bytes: int = 0
 
     def line(self) -> str:
         """One line for a log or a summary."""
         return (f"build cache: removed {self.removed} entries ({self.freed_bytes / 1e6:.1f} MB), "
-                f"kept {self.kept} ({self.kept_bytes / 1e6:.1f} MB)")
+                f"kept {self.kept} ({self.kept_bytes / 1e6:.1f} MB); removed "
+                f"{self.stale_removed} stale shared parts ({self.stale_bytes / 1e6:.1f} MB)")
 
 
 @dataclass(frozen=True)
@@ -64,6 +74,44 @@ def _entries(cache_dir: Path) -> list[_Entry]:
     return out
 
 
+def _use_and_size(path: Path) -> tuple[float, int]:
+    """The latest access or modification under ``path`` and its size in bytes."""
+    files = [path] if not path.is_dir() or path.is_symlink() else \
+        [path, *(f for f in path.rglob("*") if not f.is_symlink())]
+    used, size = 0.0, 0
+    for f in files:
+        try:
+            st = f.lstat()
+        except FileNotFoundError:
+            continue
+        if f.is_dir():  # listing a folder (this prune's own walk) moves its access time
+            used = max(used, st.st_mtime)
+        else:
+            used, size = max(used, st.st_atime, st.st_mtime), size + st.st_size
+    return used, size
+
+
+def _stale_shared(cache_dir: Path, now: float, stale_s: float) -> list[_Entry]:
+    """Shared parts (and leftovers) of ``cache_dir`` that no build used for ``stale_s``: the
+    files and folders of one key (``NAME-<key>``, its seal and lock) as one entry."""
+    groups: dict[str, list[Path]] = {}
+    try:
+        children = list(cache_dir.iterdir())
+    except FileNotFoundError:
+        return []
+    for child in children:
+        stem = child.name.split(".", 1)[0]
+        if not stem.startswith(("prog-", "kbext-")):  # per-program entries: the size rule
+            groups.setdefault(stem, []).append(child)
+    out = []
+    for paths in groups.values():
+        uses = [_use_and_size(p) for p in paths]
+        used = max(u for u, _ in uses)
+        if now - used >= stale_s:
+            out.append(_Entry(used, sum(n for _, n in uses), tuple(paths)))
+    return out
+
+
 def per_program_usage(cache_dir: Path) -> tuple[int, int]:
     """(entries, bytes) of the per-program builds in ``cache_dir`` (what a prune may drop)."""
     entries = _entries(Path(cache_dir))
@@ -71,14 +119,16 @@ def per_program_usage(cache_dir: Path) -> tuple[int, int]:
 
 
 def prune_build_cache(cache_dir: Path, max_bytes: int, *, min_age_s: float = 3600.0,
-                      now: float | None = None) -> PruneReport:
+                      stale_s: float = 14 * 86400.0, now: float | None = None) -> PruneReport:
     """Remove the least recently used per-program entries of ``cache_dir`` until they take at
-    most ``max_bytes`` (or only entries used within ``min_age_s`` are left).
+    most ``max_bytes`` (or only entries used within ``min_age_s`` are left), and the shared
+    parts no build used for ``stale_s``.
 
     Args:
         cache_dir: The emulator's build cache (``verify.cache_dir``).
         max_bytes: The size the per-program entries may keep.
         min_age_s: Entries used more recently than this are kept whatever their size.
+        stale_s: Shared parts unused this long are removed.
         now: The current time (tests); default ``time.time()``.
 
     Raises:
@@ -104,5 +154,16 @@ def prune_build_cache(cache_dir: Path, max_bytes: int, *, min_age_s: float = 360
         total -= entry.size
         removed += 1
         freed += entry.size
+    stale = _stale_shared(Path(cache_dir), now, max(stale_s, min_age_s))
+    for entry in stale:
+        for f in entry.files:
+            if f.is_dir() and not f.is_symlink():
+                shutil.rmtree(f, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(f)
+                except FileNotFoundError:
+                    pass
     return PruneReport(removed=removed, freed_bytes=freed, kept=len(entries) - removed,
-                       kept_bytes=total)
+                       kept_bytes=total, stale_removed=len(stale),
+                       stale_bytes=sum(e.size for e in stale))

@@ -10,7 +10,7 @@ import pytest
 
 from structcover.tools.verify.cache_prune import prune_build_cache
 
-NOW = 1_000_000.0
+NOW = 2_000_000_000.0  # 2033: every test time stays after 1970
 HOUR = 3600.0
 
 
@@ -42,6 +42,8 @@ def test_trusted_parts_and_recent_entries_are_kept(tmp_path: Path) -> None:
                for n in ("libsc_kbrt-k.so", "libsc_kbpy-k.so", "libsc_kbpch-k.so")]
     (tmp_path / "kbpch-k").mkdir()
     (tmp_path / "sc_emu-k.o").write_bytes(b"o" * 5000)
+    for shared in (tmp_path / "kbpch-k", tmp_path / "sc_emu-k.o"):
+        os.utime(shared, (NOW - 100 * HOUR, NOW - 100 * HOUR))  # in use this week
     recent = _entry(tmp_path, "kbext-r.so", 1000, NOW - 0.5 * HOUR)
     stale = _entry(tmp_path, "prog-s.so", 1000, NOW - 2 * HOUR, seal=False)
     report = prune_build_cache(tmp_path, 0, now=NOW)
@@ -76,3 +78,25 @@ def test_doctor_reports_the_cache_and_its_per_program_builds(tmp_path: Path, mon
     assert "prunes them to 10 GB" in check.detail
     monkeypatch.setenv("STRUCTCOVER_VERIFY__CACHE_DIR", str(tmp_path / "none"))
     assert "empty" in check_build_cache().detail
+
+
+def test_shared_parts_unused_for_two_weeks_go_whatever_the_size(tmp_path: Path) -> None:
+    day = 24 * HOUR
+    old_pch = tmp_path / "kbdevpch-old"
+    old_pch.mkdir()
+    (old_pch / "kb_torch.hpp.gch").write_bytes(b"p" * 4000)
+    (tmp_path / "kbdevpch-old.lock").touch()
+    old_lib = _entry(tmp_path, "libsc_kbrt-old.so", 3000, NOW - 20 * day)
+    for f in (old_pch / "kb_torch.hpp.gch", old_pch, tmp_path / "kbdevpch-old.lock",
+              tmp_path / "libsc_kbrt-old.so.sha256", tmp_path / "libsc_kbrt-old.lock"):
+        os.utime(f, (NOW - 20 * day, NOW - 20 * day))
+    current = _entry(tmp_path, "libsc_kbrt-new.so", 3000, NOW - 2 * day)
+    leftover = tmp_path / "tmpabc123"  # a build killed long ago
+    leftover.mkdir()
+    os.utime(leftover, (NOW - 30 * day, NOW - 30 * day))
+    report = prune_build_cache(tmp_path, 10**9, now=NOW)
+    assert report.removed == 0 and report.stale_removed == 3
+    assert report.stale_bytes >= 4000 + 3000
+    assert not old_pch.exists() and not (tmp_path / "kbdevpch-old.lock").exists()
+    assert not old_lib.exists() and not (tmp_path / "libsc_kbrt-old.so.sha256").exists()
+    assert not leftover.exists() and current.exists()
