@@ -253,18 +253,14 @@ def process_round(round_in: RoundInput, state: Path, *, options: dict[str, Any] 
 def _prune_build_cache() -> None:
     """After a round: the emulator's per-program builds back under ``verify.cache_max_gb``
     (each verified candidate leaves a library; a round of thousands would fill the disk)."""
-    from structcover.config import load_settings
-    from structcover.tools.verify.cache_prune import prune_build_cache
+    from structcover.tools.verify.cache_prune import prune_configured
 
-    verify = load_settings().verify
-    if verify.cache_max_gb is None:
-        return
     try:
-        report = prune_build_cache(verify.cache_dir, int(verify.cache_max_gb * 1e9))
+        report = prune_configured()
     except OSError as exc:  # the round's outputs are written; a full prune waits for the next
-        log.warning("build cache %s: prune failed: %s", verify.cache_dir, exc)
+        log.warning("build cache: prune failed: %s", exc)
         return
-    if report.removed:
+    if report is not None and (report.removed or report.stale_removed):
         log.info("%s", report.line())
 
 

@@ -112,3 +112,26 @@ def test_kernelbench_tasks_get_specs_from_the_problems_folder(tmp_path: Path) ->
     assert len(notes) == 1 and "9_nothing" in notes[0]
     # Without --problems, unknown ids are no KernelBench tasks and leave no notes.
     assert _kernelbench_specs(Port(), pd.DataFrame({"task_id": ["9_nothing"]}), None) == []
+
+
+def test_a_campaign_run_prunes_the_build_cache(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from typer.testing import CliRunner
+
+    import structcover.campaign as campaign
+    from structcover.cli import app
+
+    cache = tmp_path / "emulator"
+    cache.mkdir()
+    old = cache / "kbext-old.so"
+    old.write_bytes(b"x" * 2000)
+    os.utime(old, (1e9, 1e9))  # 2001: built and last used long ago
+    monkeypatch.setenv("STRUCTCOVER_VERIFY__CACHE_DIR", str(cache))
+    monkeypatch.setenv("STRUCTCOVER_VERIFY__CACHE_MAX_GB", "0.000001")  # 1000 bytes
+    monkeypatch.setattr(campaign, "run_campaign", lambda *a, **kw: {"stopped": "done"})
+    res = CliRunner().invoke(app, ["campaign", str(tmp_path / "d.parquet"), "--state",
+                                   str(tmp_path / "s"), "--json"])
+    assert res.exit_code == 0, res.output
+    assert not old.exists()

@@ -167,3 +167,19 @@ def prune_build_cache(cache_dir: Path, max_bytes: int, *, min_age_s: float = 360
     return PruneReport(removed=removed, freed_bytes=freed, kept=len(entries) - removed,
                        kept_bytes=total, stale_removed=len(stale),
                        stale_bytes=sum(e.size for e in stale))
+
+
+def prune_configured() -> PruneReport | None:
+    """Prune ``verify.cache_dir`` to ``verify.cache_max_gb`` (None: that setting is unset).
+
+    The watcher calls it after each round and ``structcover campaign`` after its run.
+
+    Raises:
+        OSError: The cache could not be read or an entry not removed.
+    """
+    from structcover.config import load_settings
+
+    verify = load_settings().verify
+    if verify.cache_max_gb is None:
+        return None
+    return prune_build_cache(verify.cache_dir, int(verify.cache_max_gb * 1e9))

@@ -112,6 +112,7 @@ def campaign(
         except (ValueError, SandboxUnavailable) as exc:
             fail(str(exc))
             return
+    pruned = _prune_build_cache()
     if as_json:
         print_json(result)
         return
@@ -146,6 +147,21 @@ def campaign(
             console.print(f"  {line}")
     for name, path in result.files.items():
         console.print(f"  {name}: {path}")
+    if pruned:
+        console.print(pruned)
+
+
+def _prune_build_cache() -> str:
+    """The emulator's build cache back under ``verify.cache_max_gb`` after a run (each
+    verified candidate leaves a library): a line to show when anything was removed."""
+    from structcover.tools.verify.cache_prune import prune_configured
+
+    try:
+        report = prune_configured()
+    except OSError as exc:  # the run's outputs are written; the next run prunes again
+        err_console.print(f"warning: build cache prune failed: {exc}")
+        return ""
+    return report.line() if report and (report.removed or report.stale_removed) else ""
 
 
 def register(app: typer.Typer) -> None:
