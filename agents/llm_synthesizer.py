@@ -2,8 +2,8 @@
 
 The prompt is the constrained prompt of ``tools.curation.prompting`` (the target bin rendered
 as structural constraints, the task, the launcher signature; for a KernelBench problem its
-file, and the answer is a ``ModelNew`` file whose CUDA ``load_inline`` compiles), plus the verified programs of
-the task nearest to the bin (memory). On a retry the previous candidate and the Verifier's
+file, and the answer is a ``ModelNew`` file whose CUDA ``load_inline`` compiles), plus the
+verified programs of the task nearest to the bin (memory). On a retry the previous candidate and the Verifier's
 structured feedback (stage, reason, the bin it landed in instead) replace the first prompt.
 
 Whenever the model gives nothing usable (a transport failure, a reply without a code block,

@@ -45,8 +45,9 @@ class VerifySettings(BaseModel):
     timeout_s: float = 60.0
     memory_limit_mb: int = 4096
     cache_dir: Path = Path.home() / ".cache" / "structcover" / "emulator"
-    #: The watcher prunes the cache's per-program builds (one library per verified candidate)
-    #: back to this many GB after each round, least recently used first (None: never).
+    #: The watcher (after each round) and ``structcover campaign`` (after its run) prune the
+    #: cache's per-program builds (one library per verified candidate) back to this many GB,
+    #: least recently used first (None: never).
     cache_max_gb: float | None = Field(10.0, ge=0)
     #: Run untrusted programs without OS isolation where the sandbox (bubblewrap + user
     #: namespaces) is unavailable; off by default, so such machines refuse them.

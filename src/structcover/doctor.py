@@ -181,11 +181,12 @@ def check_build_cache() -> Check:
     total = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file() and not f.is_symlink())
     n, size = per_program_usage(folder)
     limit = ("never pruned" if verify.cache_max_gb is None
-             else f"the watcher prunes them to {verify.cache_max_gb:g} GB")
-    return Check(name="build cache", ok=os.access(folder, os.W_OK),
+             else f"each watch round or campaign run prunes them to {verify.cache_max_gb:g} GB")
+    writable = os.access(folder, os.W_OK)
+    return Check(name="build cache", ok=writable,
                  detail=f"{folder}: {total / 1e9:.2f} GB, of which {n} per-program builds "
                         f"{size / 1e9:.2f} GB ({limit}; verify.cache_max_gb)",
-                 how_to_get="" if os.access(folder, os.W_OK) else
+                 how_to_get="" if writable else
                  f"make {folder} writable, or set STRUCTCOVER_VERIFY__CACHE_DIR")
 
 

@@ -260,7 +260,7 @@ def _prune_build_cache() -> None:
     except OSError as exc:  # the round's outputs are written; a full prune waits for the next
         log.warning("build cache: prune failed: %s", exc)
         return
-    if report is not None and (report.removed or report.stale_removed):
+    if report is not None and report.changed:
         log.info("%s", report.line())
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from string import Template
@@ -170,18 +172,20 @@ def fill(name: str, **values: Any) -> str:
         raise KeyError(f"prompt {name!r}: missing template variable {exc.args[0]!r}") from exc
 
 
+def _numbered_constraints(bounds: dict[str, Bound]) -> str:
+    return "\n".join(f"{i}. {s}" for i, s in enumerate(constraint_sentences(bounds), 1))
+
+
 def _task_vars(task: TaskSpec, bounds: dict[str, Bound]) -> dict[str, str]:
-    lines = constraint_sentences(bounds)
     return {"task_id": task.task_id, "task_description": task.description or task.task_id,
             "signature": task.c_signature() + ";",
             "sizes": ", ".join(f"{k}={v}" for k, v in task.sizes.items()),
-            "constraints": "\n".join(f"{i}. {s}" for i, s in enumerate(lines, 1))}
+            "constraints": _numbered_constraints(bounds)}
 
 
 def _kernelbench_vars(task: TaskSpec, bounds: dict[str, Bound]) -> dict[str, str]:
-    lines = constraint_sentences(bounds)
     return {"task_id": task.task_id, "problem_source": problem_source(task).strip(),
-            "constraints": "\n".join(f"{i}. {s}" for i, s in enumerate(lines, 1))}
+            "constraints": _numbered_constraints(bounds)}
 
 
 def problem_source(task: TaskSpec) -> str:
@@ -193,10 +197,18 @@ def problem_source(task: TaskSpec) -> str:
     if not task.problem:
         raise ValueError(f"task {task.task_id}: a kernelbench task without a problem file")
     try:
-        return Path(task.problem).read_text(encoding="utf-8")
+        st = os.stat(task.problem)
+        return _read_problem(task.problem, st.st_mtime_ns, st.st_size)
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"task {task.task_id}: cannot read its problem file "
                          f"{task.problem}: {exc}") from exc
+
+
+@lru_cache(maxsize=256)
+def _read_problem(path: str, mtime_ns: int, size: int) -> str:
+    """A problem file's text, read once per version: an export renders a prompt and a ground
+    truth from it for every gap of the task."""
+    return Path(path).read_text(encoding="utf-8")
 
 
 def render_generate(task: TaskSpec, bounds: dict[str, Bound]) -> str:

@@ -5,7 +5,7 @@ for a ``.cu`` program, ``kbext-<key>.so`` for a KernelBench extension (about 25 
 clang), each with its seal (``.sha256``) and lock file. A watcher that verifies thousands of
 candidates a round fills the disk round after round; they are rarely used again once their
 round is over. What every build shares (precompiled headers, runtime objects and libraries)
-is never pruned here: it is small in number, costly to rebuild and in use by every build.
+is never pruned for size: it is small in number, costly to rebuild and in use by every build.
 
 Entries are dropped oldest use first (the later of their access and modification times), and
 never one used within ``min_age_s``: a verification that just found an entry may still be
@@ -28,6 +28,7 @@ from pathlib import Path
 
 #: The cache entries one program or extension owns (the trusted parts are other names).
 PER_PROGRAM = ("prog-*.so", "kbext-*.so")
+_PER_PROGRAM_PREFIXES = tuple(p.split("*", 1)[0] for p in PER_PROGRAM)
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,11 @@ class PruneReport:
     kept_bytes: int
     stale_removed: int = 0
     stale_bytes: int = 0
+
+    @property
+    def changed(self) -> bool:
+        """Whether anything was removed."""
+        return bool(self.removed or self.stale_removed)
 
     def line(self) -> str:
         """One line for a log or a summary."""
@@ -101,7 +107,7 @@ def _stale_shared(cache_dir: Path, now: float, stale_s: float) -> list[_Entry]:
         return []
     for child in children:
         stem = child.name.split(".", 1)[0]
-        if not stem.startswith(("prog-", "kbext-")):  # per-program entries: the size rule
+        if not stem.startswith(_PER_PROGRAM_PREFIXES):  # per-program entries: the size rule
             groups.setdefault(stem, []).append(child)
     out = []
     for paths in groups.values():
@@ -110,6 +116,19 @@ def _stale_shared(cache_dir: Path, now: float, stale_s: float) -> list[_Entry]:
         if now - used >= stale_s:
             out.append(_Entry(used, sum(n for _, n in uses), tuple(paths)))
     return out
+
+
+def _remove(entry: _Entry) -> None:
+    """Delete an entry's files in order (a library before its seal: a reader that finds no
+    library rebuilds it; one that found it a moment ago still holds its open file)."""
+    for f in entry.files:
+        if f.is_dir() and not f.is_symlink():
+            shutil.rmtree(f, ignore_errors=True)
+            continue
+        try:
+            os.unlink(f)
+        except FileNotFoundError:
+            pass
 
 
 def per_program_usage(cache_dir: Path) -> tuple[int, int]:
@@ -144,26 +163,13 @@ def prune_build_cache(cache_dir: Path, max_bytes: int, *, min_age_s: float = 360
     for entry in entries:
         if total <= max_bytes or now - entry.used < min_age_s:
             break
-        # The library first: a reader that finds no library rebuilds it; one that found it a
-        # moment ago still holds its open file.
-        for f in entry.files:
-            try:
-                os.unlink(f)
-            except FileNotFoundError:
-                pass
+        _remove(entry)
         total -= entry.size
         removed += 1
         freed += entry.size
     stale = _stale_shared(Path(cache_dir), now, max(stale_s, min_age_s))
     for entry in stale:
-        for f in entry.files:
-            if f.is_dir() and not f.is_symlink():
-                shutil.rmtree(f, ignore_errors=True)
-            else:
-                try:
-                    os.unlink(f)
-                except FileNotFoundError:
-                    pass
+        _remove(entry)
     return PruneReport(removed=removed, freed_bytes=freed, kept=len(entries) - removed,
                        kept_bytes=total, stale_removed=len(stale),
                        stale_bytes=sum(e.size for e in stale))

@@ -128,4 +128,3 @@ def _features(rows: pd.DataFrame) -> dict[str, dict[str, Any]]:
     feats = [c for c in rows.columns if isinstance(c, str) and "." in c]
     uniq = rows.drop_duplicates("program_id")
     return {content_hash(str(r["program"])): {f: r[f] for f in feats} for _, r in uniq.iterrows()}
-

@@ -161,7 +161,7 @@ def _prune_build_cache() -> str:
     except OSError as exc:  # the run's outputs are written; the next run prunes again
         err_console.print(f"warning: build cache prune failed: {exc}")
         return ""
-    return report.line() if report and (report.removed or report.stale_removed) else ""
+    return report.line() if report is not None and report.changed else ""
 
 
 def register(app: typer.Typer) -> None:
