@@ -37,6 +37,10 @@ CACHE_VERSION = 2  # 2: torch_ops (torch's own operators' traffic in forward)
 CACHE_DIR = Path.home() / ".cache" / "structcover" / "kb_profiles"
 #: The smaller measured size has this fraction of the larger one's work (input elements).
 SMALL_FRACTION = 0.25
+#: Multiples of the budget tried for the larger size when the floor makes the two sizes equal
+#: (each a 4x step of emulated work; a problem still equal at 16x keeps one size, and its
+#: counters are extrapolated linearly: ``kb_profile_features._exponent``).
+LARGE_SCALES = (1.0, 4.0, 16.0)
 
 _DTYPE_BYTES = {"float64": 8, "int64": 8, "complex64": 8, "float32": 4, "int32": 4,
                 "float16": 2, "bfloat16": 2, "int16": 2, "int8": 1, "uint8": 1, "bool": 1}
@@ -106,8 +110,24 @@ def _tensor_bytes(meta: list[dict[str, Any]]) -> tuple[int, int]:
 
 
 def profile_sizes(problem: Problem, budget: float) -> list[dict[str, int]]:
-    """The two measured size sets: at ``budget`` and at ``SMALL_FRACTION`` of it."""
-    return [problem.shrunk(budget), problem.shrunk(budget * SMALL_FRACTION)]
+    """The two measured size sets: at ``budget`` and at ``SMALL_FRACTION`` of it.
+
+    Where the smaller one is the larger one (every scalable size at :meth:`Problem.shrunk`'s
+    floor of 16 already: a 4-D norm's 16^4 is the whole 2^16 budget), the larger is measured
+    at :data:`LARGE_SCALES` times the budget instead, the first that gives more work. Two
+    equal sizes give no growth to extrapolate with: the model would predict at the emulated
+    size (a norm that re-reads its whole plane per element looked as cheap as a one-pass one
+    at 16 x 16). A problem within the budget is measured once, at its own sizes.
+    """
+    small = problem.shrunk(budget * SMALL_FRACTION)
+    large = problem.shrunk(budget)
+    if large == dict(problem.sizes):
+        return [large, small]
+    for scale in LARGE_SCALES:
+        bigger = problem.shrunk(budget * scale)
+        if problem.work(bigger) > problem.work(small):
+            return [bigger, small]
+    return [large, small]
 
 
 def cache_key(candidate_text: str, problem: Problem, sizes: list[dict[str, int]],

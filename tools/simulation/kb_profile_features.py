@@ -79,8 +79,13 @@ def _ratio(a: float, b: float) -> float:
 
 
 def _exponent(c1: float, c0: float, w1: float, w0: float) -> float:
-    """The power of the work a counter grows with, rounded to a half in [0, 3]."""
-    if c1 <= 0 or c0 <= 0 or w1 <= w0:
+    """The power of the work a counter grows with, rounded to a half in [0, 3]; 1 (in
+    proportion to the work) when there is one measured size only, as where a problem's sizes
+    could not shrink further (``kb_profile.profile_sizes``): 0 would predict at the emulated
+    size whatever the problem's."""
+    if w1 <= w0:
+        return 1.0
+    if c1 <= 0 or c0 <= 0:
         return 0.0
     return min(max(round(2.0 * math.log(c1 / c0) / math.log(w1 / w0)) / 2.0, 0.0), 3.0)
 
@@ -92,6 +97,8 @@ def _scaled(pair: list[dict[str, dict[str, int]]], prof: KbProfile, full_work: f
     from structcover.tools.verify.profile import rescale_ratios
 
     (w1, w0), factor = prof.work, full_work / prof.work[0] if prof.work[0] else 1.0
+    if w1 <= w0:  # one measured size: a kernel's launch count is taken as fixed
+        keep = keep | {"launches"}
     large, small = pair
     out = {name: {k: float(v) if k in keep else
                   float(v) * factor ** _exponent(float(v), float(small.get(name, {}).get(k, 0)),

@@ -83,6 +83,16 @@ OP_CLASSES = {"fp32": "fp32_flops", "fp64": "fp64_flops", "fp16": "fp16_flops",
 OP_KINDS: dict[str, tuple[str | None, float]] = {
     "add": (None, 1.0), "mul": (None, 1.0), "fma": (None, 2.0), "div": ("sfu_ops", 1.0),
     "special": ("sfu_ops", 1.0), "logic": ("int32_ops", 1.0)}
+#: Double-precision divides and math functions have no special-function unit: the math
+#: library computes them in software, as a sequence of DFMA/DADD/DMUL on the fp64 pipe (1/64
+#: of the fp32 rate on an L40S or an RTX 4090, so a stray ``tanh``/``pow`` on a double in an
+#: elementwise kernel makes it compute-bound). fp64 operations per call, from the SASS of
+#: CUDA 13's math library for sm_89 (``nvcc -cubin -O3``, counted with cuobjdump; static
+#: counts of each function's DFMA/DADD/DMUL): exp 17, sin 15, log 30, tanh 33, erf 41,
+#: pow 86, sqrt 20 and a divide 22 with their rarely taken slow-path subroutines (about 10 on
+#: the fast path after the MUFU.RCP64H/RSQ64H seed). A call of any math function (the
+#: profiler's ``special``, sqrt included) is charged the typical 30, a divide 10.
+FP64_SOFTWARE_OPS = {"div": 10.0, "special": 30.0}
 
 
 def op_counters(counters: dict[str, float]) -> dict[str, tuple[str, float]]:
@@ -94,6 +104,9 @@ def op_counters(counters: dict[str, float]) -> dict[str, tuple[str, float]]:
         if len(parts) == 3 and parts[0] == "ops" and parts[1] in OP_CLASSES \
                 and parts[2] in OP_KINDS:
             rate, per_op = OP_KINDS[parts[2]]
+            if parts[1] == "fp64" and parts[2] in FP64_SOFTWARE_OPS:
+                # Each is a software sequence of fp64 operations, 2 FLOPs of the peak each.
+                rate, per_op = None, 2.0 * FP64_SOFTWARE_OPS[parts[2]]
             out[name] = (rate or OP_CLASSES[parts[1]], per_op)
     return out
 

@@ -117,6 +117,21 @@ def test_op_counters_replace_the_task_work_estimate():
     assert est.compute_s == pytest.approx(N * 1000 * 2 / 66.9e12)
 
 
+def test_double_math_functions_run_on_the_fp64_pipe():
+    l40s = gpu_spec("l40s")
+    c = _stream(ops_fp64_special=3 * N, ops_fp64_div=N)
+    t = kernel_time(KernelInputs(c, registers=16, compulsory_bytes=2 ** 27), l40s)
+    # No special-function unit for doubles: 3 math calls x 30 fp64 operations and a divide's
+    # 10, each 2 FLOPs at the L40S's 1.431 TFLOP/s fp64 peak = 2^24 x 200 / 1.431e12 = 2.34 ms,
+    # where the same calls in fp32 take 2^24 x 4 / (16 x 142 x 2.52e9) = 11.7 us on the SFUs.
+    assert t.compute_s == pytest.approx(N * (3 * 30 + 10) * 2 / 1.431e12)
+    assert t.bound == "compute"
+    f32 = kernel_time(KernelInputs(_stream(ops_fp32_special=3 * N, ops_fp32_div=N),
+                                   registers=16, compulsory_bytes=2 ** 27), l40s)
+    assert f32.compute_s == pytest.approx(4 * N / (16 * 142 * 2.52e9))
+    assert f32.bound != "compute"
+
+
 def test_unknown_registers_are_assumed_and_said():
     t = kernel_time(KernelInputs(_stream(), registers=None, compulsory_bytes=2 ** 27), H100)
     assert any("registers unknown" in n for n in t.notes)
