@@ -22,7 +22,8 @@ Per kernel (``L`` launches, ``B`` blocks, ``T`` threads; all counters summed ove
                  (every sector is charged to L2: the profiler's L1 misses,
                  ``global_load_l1_miss_sectors``, are a feature, not a term; docs/SIMULATION.md)
     dram_bytes = compulsory + max(0, sector_bytes - compulsory) * L2_MISS   (L2 reuse term:
-                 traffic beyond every buffer once is re-reads, served by L2 but L2_MISS)
+                 traffic beyond every buffer once is re-reads, served by L2 but L2_MISS),
+                 at most the sectors (and atomic requests' sectors) the kernel touches
     dram_s     = dram_bytes / DRAM B/s / mem_hide
     l2_s       = sector_bytes / (L2_OVER_DRAM * DRAM B/s) / mem_hide
     shared_s   = shared wavefronts / (SMs * clock) / comp_hide   (one wavefront per clock)
@@ -183,7 +184,11 @@ def kernel_time(k: KernelInputs, gpu: GpuSpec) -> KernelTime:
 
     sector_bytes = 32.0 * (_c(c, "global_load_sectors") + _c(c, "global_store_sectors"))
     dram_bytes = k.compulsory_bytes + max(0.0, sector_bytes - k.compulsory_bytes) * L2_MISS
-    dram_bytes = min(dram_bytes, max(sector_bytes, k.compulsory_bytes))
+    # A kernel's DRAM traffic is what misses L2 of what it requests: never more than the
+    # sectors it touches (atomics included), whatever share of the compulsory bytes it was
+    # given (torch may write the outputs, as in ``x / norm`` after a reduction kernel).
+    touched = sector_bytes + 32.0 * _c(c, "global_atomic_requests")
+    dram_bytes = min(dram_bytes, touched) if touched > 0 else dram_bytes
     dram_s = dram_bytes / gpu.dram_bytes_per_s / mem_hide
     l2_s = sector_bytes / (L2_OVER_DRAM * gpu.dram_bytes_per_s) / mem_hide
     clock_sm = gpu.sms * gpu.boost_clock_hz

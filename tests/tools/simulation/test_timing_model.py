@@ -132,6 +132,22 @@ def test_double_math_functions_run_on_the_fp64_pipe():
     assert f32.bound != "compute"
 
 
+def test_dram_traffic_never_exceeds_the_sectors_a_kernel_touches():
+    # A reduction kernel that only reads x (2^24 floats = 2^26 B) while torch writes the
+    # output: given the compulsory bytes of input and output (2^27 B), its DRAM traffic is
+    # still only what it requests, 2^26 B.
+    c = _stream()
+    c["global_store_requests"] = c["global_store_sectors"] = 0
+    t = kernel_time(KernelInputs(c, registers=16, compulsory_bytes=2 ** 27), H100)
+    assert t.dram_s * t.mem_hide == pytest.approx(2 ** 26 / H100.dram_bytes_per_s)
+    # Atomic updates touch sectors too: a histogram's output written only by atomics
+    # keeps its bytes.
+    c2 = {**c, "global_atomic_requests": 2 ** 20}
+    t2 = kernel_time(KernelInputs(c2, registers=16, compulsory_bytes=2 ** 27), H100)
+    assert t2.dram_s * t2.mem_hide == pytest.approx((2 ** 26 + 32 * 2 ** 20)
+                                                    / H100.dram_bytes_per_s)
+
+
 def test_unknown_registers_are_assumed_and_said():
     t = kernel_time(KernelInputs(_stream(), registers=None, compulsory_bytes=2 ** 27), H100)
     assert any("registers unknown" in n for n in t.notes)
