@@ -18,7 +18,10 @@ comma, so lines stay where they were:
 
 Not counted: comparisons, unary ``-`` / ``!`` / ``~``, ``&&`` / ``||``, min/max/abs, conversions,
 address arithmetic that is not written out (``a[i]`` itself), expressions in constant contexts
-(the helpers are constexpr and count only when evaluated at run time), macro bodies.
+(the helpers are constexpr and count only when evaluated at run time), macro bodies, and
+expressions of literals and ``<math.h>`` constants alone (``sqrt(2.0f / M_PI)``,
+``1.0 / 3``): nvcc folds them at compile time, math library calls included (checked in
+the SASS of CUDA 13 for sm_89), so a GPU never executes them.
 """
 
 from __future__ import annotations
@@ -60,6 +63,13 @@ _SKIP = ("sizeof_expression", "alignof_expression", "decltype", "offsetof_expres
          "template_argument_list", "type_descriptor", "static_assert_declaration",
          "preproc_def", "preproc_function_def", "preproc_call", "struct_specifier",
          "class_specifier", "union_specifier", "enum_specifier", "parameter_list")
+
+#: ``<math.h>`` constants (macros expanding to a literal).
+MATH_CONSTANTS = frozenset(("M_E M_LOG2E M_LOG10E M_LN2 M_LN10 M_PI M_PI_2 M_PI_4 M_1_PI M_2_PI "
+                            "M_2_SQRTPI M_SQRT2 M_SQRT1_2").split())
+_LITERALS = ("number_literal", "char_literal", "true", "false")
+_CONST_WRAPPERS = ("parenthesized_expression", "unary_expression", "binary_expression",
+                   "cast_expression", "argument_list")
 
 Wrap = tuple[int, int, str, str]
 Sub = tuple[int, int, str]
@@ -119,6 +129,27 @@ def _called_name(call: Node, src: bytes) -> str | None:
     return _text(fn, src) if fn.type == "identifier" else None
 
 
+def _constant(node: Node, src: bytes) -> bool:
+    """Whether ``node`` is built of literals and math constants alone, so the compiler folds
+    it: literals, ``M_PI`` and the like, and operators, casts and math calls over them."""
+    kind = node.type
+    if kind in _LITERALS:
+        return True
+    if kind == "identifier":
+        return _text(node, src) in MATH_CONSTANTS
+    if kind == "call_expression":
+        args = node.child_by_field_name("arguments")
+        return (_called_name(node, src) or "") in CALLS and args is not None \
+            and _constant(args, src)
+    if kind == "cast_expression":
+        value = node.child_by_field_name("value")
+        return value is not None and _constant(value, src)
+    if kind not in _CONST_WRAPPERS:
+        return False
+    parts = [c for c in node.named_children if c.type != "comment"]
+    return bool(parts) and all(_constant(c, src) for c in parts)
+
+
 def op_edits(body: Node, src: bytes) -> tuple[list[Wrap], list[Sub]]:
     """Insertions and operator replacements counting the executed operations of one function body.
 
@@ -137,7 +168,8 @@ def op_edits(body: Node, src: bytes) -> tuple[list[Wrap], list[Sub]]:
     while stack:
         node = stack.pop()
         kind = node.type
-        if kind in _SKIP:
+        if kind in _SKIP or (kind in ("binary_expression", "call_expression")
+                             and _constant(node, src)):
             continue
         if kind in ("preproc_if", "preproc_elif", "preproc_ifdef"):
             cond = node.child_by_field_name("condition")
@@ -176,7 +208,7 @@ def _binary(node: Node, src: bytes, wraps: list[Wrap], subs: list[Sub], fused: s
         for side in ("left", "right"):
             prod = node.child_by_field_name(side)
             if prod is not None and prod.id not in fused and _is_product(prod, src) \
-                    and not _maybe_cast(prod, src):
+                    and not _maybe_cast(prod, src) and not _constant(prod, src):
                 inner = _operator(prod)
                 assert inner is not None
                 fused.add(prod.id)
@@ -198,7 +230,8 @@ def _compound(node: Node, src: bytes, wraps: list[Wrap], subs: list[Sub], fused:
     if flat is None:
         return
     lhs = f"SC_PT(({flat}))"
-    if name in ("+=", "-=") and _is_product(right, src) and not _maybe_cast(right, src):
+    if name in ("+=", "-=") and _is_product(right, src) and not _maybe_cast(right, src) \
+            and not _constant(right, src):
         inner = _operator(right)
         assert inner is not None
         fused.add(right.id)

@@ -113,6 +113,34 @@ def test_double_kernel(settings):
                              "ops_fp64_fma": 64}
 
 
+FOLDED = r"""
+#include <cuda_runtime.h>
+#include <cmath>
+__global__ void gelu_like(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float v = x[i];
+        float k = sqrt(2.0f / M_PI) * (1.0f / 3);
+        y[i] = v * k + (2.0f * 3.0f) + tanhf(0.5f);
+    }
+}
+extern "C" int launch(const float* x, float* y, int n, cudaStream_t s) {
+    gelu_like<<<1, 64, 0, s>>>(x, y, n);
+    return (int)cudaGetLastError();
+}
+"""
+
+
+def test_constant_expressions_are_folded_not_counted(settings):
+    # nvcc folds `sqrt(2.0f / M_PI) * (1.0f / 3)`, `(2.0f * 3.0f)` and `tanhf(0.5f)` at compile
+    # time (math library calls included: no MUFU or DFMA in the SASS), so per thread only the
+    # index (1 int fma), `v * k + c` (a product feeding a sum: 1 fp32 fma) and the `+` of the
+    # folded tanhf (1 fp32 add) run; the double `sqrt` and divide are not fp64 work.
+    spec = spec_of("gelu_like", [("x", [64], "input"), ("y", [64], "output")], [("n", 64)])
+    r = profile_program(FOLDED, spec, settings=settings)
+    assert _ops(r.total) == {"ops_int_fma": 64, "ops_fp32_fma": 64, "ops_fp32_add": 64}
+
+
 HALF = r"""
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
