@@ -47,12 +47,15 @@ PROFILE_THREADS = 2
 
 
 def profiler_version() -> str:
-    """Hash of the profiler's sources (rewriter, runtime, report): what made the counters."""
+    """Hash of the profiler's sources (rewriter and its op edits, runtime, report): what made
+    the counters. (The op edits and the runtime header were once left out, so a change of
+    what is counted kept old counts in every cache.)"""
     import structcover.tools.verify as verify
 
     root = Path(verify.__file__).parent
     digest = hashlib.sha256()
-    for rel in ("profile.py", "profile_rewrite.py", "runtime/sc_prof.cpp"):
+    for rel in ("profile.py", "profile_rewrite.py", "profile_ops.py", "runtime/sc_prof.cpp",
+                "runtime/sc_prof.hpp"):
         path = root / rel
         digest.update(path.read_bytes() if path.exists() else b"missing:" + rel.encode())
     return digest.hexdigest()[:12]
