@@ -25,7 +25,9 @@ Run::
         --problems bench/data/kernelbench_l1/problems_judged bench/data/kernelbench_l1/problems \\
         [--dev-only] [--json OUT.json]
 
-(the level-2 set: ``--problems bench/data/kernelbench_l2/problems``)
+(the level-2 set: ``--problems bench/data/kernelbench_l2/problems``; the level-3 set:
+``--problems bench/data/kernelbench_l3/problems`` followed by the level-1 folders for the dev
+rows)
 
 ``--dev-only`` never touches the held-out rows (use it while choosing anything).
 """
