@@ -40,7 +40,7 @@ SMALL_FRACTION = 0.25
 #: Multiples of the budget tried for the larger size when the floor makes the two sizes equal
 #: (each a 4x step of emulated work; a problem still equal at 16x keeps one size, and its
 #: counters are extrapolated linearly: ``kb_profile_features._exponent``).
-LARGE_SCALES = (1.0, 4.0, 16.0)
+LARGE_SCALES = (4.0, 16.0)
 
 _DTYPE_BYTES = {"float64": 8, "int64": 8, "complex64": 8, "float32": 4, "int32": 4,
                 "float16": 2, "bfloat16": 2, "int16": 2, "int8": 1, "uint8": 1, "bool": 1}
@@ -121,7 +121,7 @@ def profile_sizes(problem: Problem, budget: float) -> list[dict[str, int]]:
     """
     small = problem.shrunk(budget * SMALL_FRACTION)
     large = problem.shrunk(budget)
-    if large == dict(problem.sizes):
+    if large == dict(problem.sizes) or problem.work(large) > problem.work(small):
         return [large, small]
     for scale in LARGE_SCALES:
         bigger = problem.shrunk(budget * scale)
