@@ -90,9 +90,10 @@ OP_KINDS: dict[str, tuple[str | None, float]] = {
 #: elementwise kernel makes it compute-bound). fp64 operations per call, from the SASS of
 #: CUDA 13's math library for sm_89 (``nvcc -cubin -O3``, counted with cuobjdump; static
 #: counts of each function's DFMA/DADD/DMUL): exp 17, sin 15, log 30, tanh 33, erf 41,
-#: pow 86, sqrt 20 and a divide 22 with their rarely taken slow-path subroutines (about 10 on
-#: the fast path after the MUFU.RCP64H/RSQ64H seed). A call of any math function (the
-#: profiler's ``special``, sqrt included) is charged the typical 30, a divide 10.
+#: pow 86, sqrt 20 and a divide 22, these two with their rarely taken slow-path subroutines.
+#: A call of any math function (the profiler's ``special``, sqrt included) is charged the
+#: typical 30; a divide 10, an estimate of its fast path (a MUFU.RCP64H seed and Newton
+#: steps), not a count.
 FP64_SOFTWARE_OPS = {"div": 10.0, "special": 30.0}
 
 
