@@ -109,16 +109,9 @@ def _tensor_bytes(meta: list[dict[str, Any]]) -> tuple[int, int]:
     return elems, nbytes
 
 
-def profile_sizes(problem: Problem, budget: float) -> list[dict[str, int]]:
-    """The two measured size sets: at ``budget`` and at ``SMALL_FRACTION`` of it.
-
-    Where the smaller one is the larger one (every scalable size at :meth:`Problem.shrunk`'s
-    floor of 16 already: a 4-D norm's 16^4 is the whole 2^16 budget), the larger is measured
-    at :data:`LARGE_SCALES` times the budget instead, the first that gives more work. Two
-    equal sizes give no growth to extrapolate with: the model would predict at the emulated
-    size (a norm that re-reads its whole plane per element looked as cheap as a one-pass one
-    at 16 x 16). A problem within the budget is measured once, at its own sizes.
-    """
+def _budget_pair(problem: Problem, budget: float) -> list[dict[str, int]]:
+    """(larger, smaller) at ``budget`` and ``SMALL_FRACTION`` of it, the larger at
+    :data:`LARGE_SCALES` times the budget where the floor makes the two equal."""
     small = problem.shrunk(budget * SMALL_FRACTION)
     large = problem.shrunk(budget)
     if large == dict(problem.sizes) or problem.work(large) > problem.work(small):
@@ -128,6 +121,27 @@ def profile_sizes(problem: Problem, budget: float) -> list[dict[str, int]]:
         if problem.work(bigger) > problem.work(small):
             return [bigger, small]
     return [large, small]
+
+
+def profile_sizes(problem: Problem, budget: float) -> list[dict[str, int]]:
+    """The two measured size sets (larger first), on one ray towards the problem's sizes.
+
+    First the pair at ``budget`` and ``SMALL_FRACTION`` of it. Where every scalable size is at
+    :meth:`Problem.shrunk`'s floor of 16 already (a 4-D norm's 16^4 is the whole 2^16 budget),
+    the larger is measured at :data:`LARGE_SCALES` times the budget instead, the first that gives
+    more work: two equal sizes give no growth to extrapolate with. Where the floor or the kept
+    alignment leaves the pair off the ray towards the problem's own sizes (some sizes grow
+    between the two and others do not: ``kb_sizes.ray_skew``), a pair on the ray at a few times
+    the budget replaces it (``kb_sizes.ray_pair``) when one exists within the cost cap. A problem
+    within the budget is measured once, at its own sizes.
+    """
+    from structcover.tools.simulation.kb_sizes import RAY_TOLERANCE, ray_pair, ray_skew
+
+    pair = _budget_pair(problem, budget)
+    full = dict(problem.sizes)
+    if pair[0] == full or ray_skew(full, pair[0], pair[1]) <= RAY_TOLERANCE:
+        return pair
+    return ray_pair(problem, budget, SMALL_FRACTION, pair) or pair
 
 
 def cache_key(candidate_text: str, problem: Problem, sizes: list[dict[str, int]],
