@@ -12,7 +12,8 @@ Per kernel (``L`` launches, ``B`` blocks, ``T`` threads; all counters summed ove
 
     occupancy  = ptxas registers + shared bytes per block + threads per block through
                  tools/compiler/occupancy.py (the CUDA occupancy calculator's rules)
-    warps/SM   = min(active warps per SM, T / 32 / L / SMs)       (a small grid fills less)
+    warps/SM   = min(active warps per SM, B * ceil(T / B / 32) / L / SMs)  (a small grid
+                 fills less; a block's partial warp is a whole warp)
     mem_hide   = min(1, warps/SM * LOADS_IN_FLIGHT_PER_WARP * bytes per load request
                         / (DRAM B/s / SMs * DRAM_LATENCY))
                  (Little's law: bytes in flight per SM needed to cover the DRAM latency;
@@ -174,7 +175,9 @@ def kernel_time(k: KernelInputs, gpu: GpuSpec) -> KernelTime:
     if occ.blocks_per_sm == 0:
         notes.append(f"block of {block} threads cannot launch ({occ.limiter}); 1 block/SM")
     active = max(occ.active_warps, -(-block // 32))
-    grid_warps = threads / 32.0 / launches / gpu.sms
+    # Warps are counted per block: a block of 1 thread is a whole warp on the SM (with one
+    # lane active), so 126 one-thread blocks are 126 warps, not 126 / 32.
+    grid_warps = blocks * -(-block // 32) / launches / gpu.sms
     warps = max(min(float(active), grid_warps), 1.0 / 32.0)
 
     loads = _c(c, "global_load_requests")

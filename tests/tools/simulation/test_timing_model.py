@@ -58,6 +58,18 @@ def test_small_grid_is_latency_bound():
     assert t.seconds == pytest.approx(3e-6 + 2 ** 27 / 3.35e12 / hide)  # 251 us
 
 
+def test_one_thread_blocks_are_a_warp_each():
+    # 126 blocks of one thread (a scan with one thread per row): each block is a whole warp
+    # on its SM, one lane active, so 126 warps over 132 SMs, not 126 / 32 = 3.9.
+    c = _stream(blocks=126, threads=126)
+    t = kernel_time(KernelInputs(c, registers=16, compulsory_bytes=2 * 4 * N), H100)
+    assert t.warps_per_sm == pytest.approx(126 / 132)
+    # Blocks of 40 threads are two warps each (the second with 8 lanes).
+    t40 = kernel_time(KernelInputs(_stream(blocks=66, threads=66 * 40), registers=16,
+                                   compulsory_bytes=2 * 4 * N), H100)
+    assert t40.warps_per_sm == pytest.approx(66 * 2 / 132)
+
+
 def test_atomics_barriers_and_launches_add_serial_time():
     base = kernel_time(KernelInputs(_stream(), registers=16, compulsory_bytes=2 ** 27), H100)
     more = kernel_time(KernelInputs(_stream(global_atomic_serialized=1000, launches=2,
