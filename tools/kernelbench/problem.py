@@ -152,16 +152,38 @@ def _int_constants(tree: ast.Module) -> dict[str, int]:
     sizes: dict[str, int] = {}
     for name, value in (b for stmt in tree.body for b in _bindings(stmt)):
         if _positive_int(value):
-            sizes[name] = value.value  # type: ignore[attr-defined]
+            sizes[name] = _int_literal(value)  # type: ignore[assignment]
         elif isinstance(value, ast.Tuple) and value.elts and all(map(_positive_int, value.elts)):
             # Each element scales on its own (tools/kernelbench/sizes.py).
-            sizes.update({element_name(name, i): e.value  # type: ignore[attr-defined]
+            sizes.update({element_name(name, i): _int_literal(e)  # type: ignore[misc]
                           for i, e in enumerate(value.elts)})
     return sizes
 
 
+#: Operators of a constant size expression: KernelBench's newer problems spell their sizes as
+#: products of literals (``N = 2048 * 2``, ``K = 131072 * 4``); read as no size at all, such a
+#: problem was never shrunk and its reference ran at full size on the CPU path.
+_CONSTANT_OPS = {ast.Mult: lambda a, b: a * b, ast.Add: lambda a, b: a + b,
+                 ast.Sub: lambda a, b: a - b, ast.FloorDiv: lambda a, b: a // b if b else None,
+                 ast.Pow: lambda a, b: a ** b if 0 <= b <= 64 else None,
+                 ast.LShift: lambda a, b: a << b if 0 <= b <= 64 else None}
+
+
+def _int_literal(node: ast.expr) -> int | None:
+    """The value of an integer literal or of an expression of integer literals, else None."""
+    if isinstance(node, ast.Constant):
+        return node.value if type(node.value) is int else None
+    if isinstance(node, ast.BinOp) and type(node.op) in _CONSTANT_OPS:
+        left, right = _int_literal(node.left), _int_literal(node.right)
+        if left is None or right is None:
+            return None
+        return _CONSTANT_OPS[type(node.op)](left, right)  # type: ignore[no-any-return]
+    return None
+
+
 def _positive_int(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and type(node.value) is int and node.value > 0
+    value = _int_literal(node)
+    return value is not None and value > 0
 
 
 def _expand_tuples(args: list[ast.expr], sizes: dict[str, int]) -> list[str]:

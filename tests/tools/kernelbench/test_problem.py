@@ -114,3 +114,17 @@ def test_chained_and_unpacked_sizes_are_each_a_size(tmp_path):
     small = p.shrunk(2**16)
     assert all(small[k] < p.sizes[k] for k in ("height", "width", "depth"))
     assert small["kernel"] == 3  # shapes of the computation stay
+
+
+def test_products_of_literals_are_sizes(tmp_path):
+    # KernelBench's newer problems scale their sizes as `N = 2048 * 2`: read as no size, the
+    # problem was never shrunk and its reference ran at full size on the CPU path.
+    f = tmp_path / "p.py"
+    f.write_text("import torch\nclass Model: pass\nM = 1024 * 2\nK = 4096 * 2 + 0\n"
+                 "input_shape = (4096 * 4,)\nshift = 1 << 10\nscale = M * 2\neps = 1e-5 * 2\n"
+                 "def get_inputs():\n    return [torch.rand(M, K)]\n")
+    p = load_problem(f)
+    # `scale` is derived from a size (recomputed after a shrink), `eps` a float: neither is one.
+    assert p.sizes == {"M": 2048, "K": 8192, "input_shape__0": 16384, "shift": 1024}
+    small = p.shrunk(2**16)
+    assert small["M"] < 2048 and small["K"] < 8192
