@@ -177,7 +177,7 @@ def _int_literal(node: ast.expr) -> int | None:
         left, right = _int_literal(node.left), _int_literal(node.right)
         if left is None or right is None:
             return None
-        return _CONSTANT_OPS[type(node.op)](left, right)  # type: ignore[no-any-return]
+        return _CONSTANT_OPS[type(node.op)](left, right)
     return None
 
 
