@@ -253,15 +253,13 @@ def process_round(round_in: RoundInput, state: Path, *, options: dict[str, Any] 
 def _prune_build_cache() -> None:
     """After a round: the emulator's per-program builds back under ``verify.cache_max_gb``
     (each verified candidate leaves a library; a round of thousands would fill the disk)."""
-    from structcover.tools.verify.cache_prune import prune_configured
+    from structcover.tools.verify.cache_prune import prune_after_run
 
-    try:
-        report = prune_configured()
-    except OSError as exc:  # the round's outputs are written; a full prune waits for the next
-        log.warning("build cache: prune failed: %s", exc)
-        return
-    if report is not None and report.changed:
-        log.info("%s", report.line())
+    line, failure = prune_after_run()
+    if failure:  # the round's outputs are written; a full prune waits for the next
+        log.warning("%s", failure)
+    if line:
+        log.info("%s", line)
 
 
 def watch_once(folder: Path, state: Path, *, complete_when: CompleteWhen = "marker",

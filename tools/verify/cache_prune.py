@@ -189,3 +189,17 @@ def prune_configured() -> PruneReport | None:
     if verify.cache_max_gb is None:
         return None
     return prune_build_cache(verify.cache_dir, int(verify.cache_max_gb * 1e9))
+
+
+def prune_after_run() -> tuple[str, str]:
+    """:func:`prune_configured` for a command that has written its outputs already.
+
+    Returns:
+        (the report's line when anything was removed, else ""; the failure when the prune
+        failed, else ""). A failed prune never fails the run: the next run prunes again.
+    """
+    try:
+        report = prune_configured()
+    except OSError as exc:
+        return "", f"build cache prune failed: {exc}"
+    return (report.line() if report is not None and report.changed else ""), ""

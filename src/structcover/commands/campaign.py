@@ -154,14 +154,12 @@ def campaign(
 def _prune_build_cache() -> str:
     """The emulator's build cache back under ``verify.cache_max_gb`` after a run (each
     verified candidate leaves a library): a line to show when anything was removed."""
-    from structcover.tools.verify.cache_prune import prune_configured
+    from structcover.tools.verify.cache_prune import prune_after_run
 
-    try:
-        report = prune_configured()
-    except OSError as exc:  # the run's outputs are written; the next run prunes again
-        err_console.print(f"warning: build cache prune failed: {exc}")
-        return ""
-    return report.line() if report is not None and report.changed else ""
+    line, failure = prune_after_run()
+    if failure:  # the run's outputs are written; the next run prunes again
+        err_console.print(f"warning: {failure}")
+    return line
 
 
 def register(app: typer.Typer) -> None:

@@ -100,3 +100,24 @@ def test_shared_parts_unused_for_two_weeks_go_whatever_the_size(tmp_path: Path) 
     assert not old_pch.exists() and not (tmp_path / "kbdevpch-old.lock").exists()
     assert not old_lib.exists() and not (tmp_path / "libsc_kbrt-old.so.sha256").exists()
     assert not leftover.exists() and current.exists()
+
+
+def test_after_a_run_a_prune_reports_its_line_or_its_failure(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    from structcover.tools.verify import cache_prune
+
+    monkeypatch.setenv("STRUCTCOVER_VERIFY__CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("STRUCTCOVER_VERIFY__CACHE_MAX_GB", "0.000001")  # 1000 bytes
+    import time
+
+    _entry(tmp_path, "kbext-a.so", 2000, time.time() - 5 * HOUR)  # the command prunes at now
+    line, failure = cache_prune.prune_after_run()
+    assert failure == "" and line.startswith("build cache: removed 1 entries")
+    assert not (tmp_path / "kbext-a.so").exists()
+
+    def broken() -> None:
+        raise PermissionError(13, "Permission denied", str(tmp_path))
+
+    monkeypatch.setattr(cache_prune, "prune_configured", broken)
+    line, failure = cache_prune.prune_after_run()
+    assert line == "" and failure.startswith("build cache prune failed: ") and \
+        "Permission denied" in failure
