@@ -27,7 +27,8 @@ Run::
 
 (the level-2 set: ``--problems bench/data/kernelbench_l2/problems``; the level-3 set:
 ``--problems bench/data/kernelbench_l3/problems`` followed by the level-1 folders for the dev
-rows)
+rows; the H100 set, built by ``bench/kernelbench_h100_set.py``: ``--problems OUT/problems``
+followed by the level-1 folders)
 
 ``--dev-only`` never touches the held-out rows (use it while choosing anything).
 """
