@@ -53,7 +53,8 @@ _PREFIXES = {"curl_": "uses the network", "CURL": "uses the network"}
 ALLOWED_INCLUDES = frozenset({
     "cuda_runtime.h", "cuda_runtime_api.h", "cuda_fp16.h", "cuda_bf16.h", "cuda_fp8.h",
     "cooperative_groups.h", "cooperative_groups/reduce.h", "cooperative_groups/scan.h",
-    "cooperative_groups/memcpy_async.h", "mma.h", "vector_types.h", "device_launch_parameters.h",
+    "cooperative_groups/memcpy_async.h", "mma.h", "vector_types.h", "vector_functions.h",
+    "device_launch_parameters.h",
     "stdint.h", "cstdint", "math.h", "cmath", "stdio.h", "cstdio", "float.h", "cfloat",
     "limits.h", "climits", "stddef.h", "cstddef", "assert.h", "cassert", "stdlib.h", "cstdlib",
     "string.h", "cstring", "type_traits", "utility", "algorithm", "limits",

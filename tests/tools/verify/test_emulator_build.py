@@ -90,6 +90,21 @@ def test_inout_argument_and_float_scalar(tmp_path_factory):
     np.testing.assert_array_equal(r.inputs_after["x"], x)
 
 
+def test_cuda_vector_headers_are_found(tmp_path_factory):
+    # A public H100 solution included <vector_types.h> itself and failed to build on the CPU
+    # path ("No such file or directory"): the CUDA headers of float4 and make_float4 exist.
+    source = SAXPY.replace("#include <cuda_runtime.h>", "#include <cuda_runtime.h>\n"
+                           "#include <vector_types.h>\n#include <vector_functions.h>")
+    source = source.replace("if (i < n) y[i] = a * x[i] + y[i];",
+                            "float4 v = make_float4(a, 0.f, 0.f, 0.f);\n"
+                            "    if (i < n) y[i] = v.x * x[i] + y[i];")
+    be = backend(session_cache(tmp_path_factory))
+    x, y = uniform(3000, 1), uniform(3000, 2)
+    r = be.run(source, SPEC, {"x": x, "y": y.copy()})
+    assert r.status == "ok", r.detail
+    np.testing.assert_allclose(r.outputs["y"], np.float32(0.5) * x + y, rtol=1e-6)
+
+
 def test_unknown_schedule_is_rejected(tmp_path_factory):
     be = backend(session_cache(tmp_path_factory), schedules=["sideways"])
     with pytest.raises(ValueError, match="schedule 'sideways'"):
