@@ -6,9 +6,11 @@ built by ``cpu_build.build_cpu_extension(..., profile=True)`` (the rewriter's co
 access, branch and operation; docs/EMULATOR.md "Profiles"), the reference child for the inputs
 (``verify._reference``, shared with verification's cache), then one forward of ``ModelNew``
 in the same jail (:mod:`profile_child`). It does that at two reduced sizes (the CPU path's
-work budget and a quarter of it, :meth:`Problem.shrunk`) so counters can be extrapolated to
-the problem's own sizes (:mod:`kb_profile_features`). Counters are per kernel (summed over its
-launches), as ``tools/verify/profile.py`` sums them for corpus programs.
+work budget and a quarter of it, :meth:`Problem.shrunk`, moved onto one ray towards the
+problem's sizes where the shrink's floor bends them: :func:`profile_sizes`, :mod:`kb_sizes`) so
+counters can be extrapolated to the problem's own sizes (:mod:`kb_profile_features`).
+Counters are per kernel (summed over its launches), as ``tools/verify/profile.py`` sums them
+for corpus programs.
 
 A candidate that cannot be profiled (no CUDA extension, refused by an anti-hacking check other
 than library delegation, unsupported construct, build failure, a fault while running) gives a :class:`KbProfile` with
