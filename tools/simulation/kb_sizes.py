@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 
-from structcover.tools.kernelbench.problem import Problem
+from structcover.tools.kernelbench.problem import _KEPT_ALIGNMENT, _MIN_SCALED, Problem
 
 #: A pair is on the ray when every size's implied step to the problem's own size is within this
 #: factor of the real one (log units): an extrapolated counter linear in one size is then off by
@@ -30,10 +30,6 @@ SEARCH_SCALES = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 #: The largest growth allowed in the product of the scaled sizes (a proxy for emulated operations:
 #: a contraction's loop nest spans every named size) over the budget's own pair.
 MAX_VOLUME_GROWTH = 40.0
-#: Sizes below this do not scale (``Problem.shrunk``).
-_MIN_SCALED = 16
-#: Shrunk sizes keep their divisibility by powers of two up to this (``Problem.shrunk``).
-_KEPT_ALIGNMENT = 32
 
 
 def _scaled_names(full: dict[str, int]) -> list[str]:
