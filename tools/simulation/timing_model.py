@@ -14,10 +14,16 @@ Per kernel (``L`` launches, ``B`` blocks, ``T`` threads; all counters summed ove
                  tools/compiler/occupancy.py (the CUDA occupancy calculator's rules)
     warps/SM   = min(active warps per SM, B * ceil(T / B / 32) / L / SMs)  (a small grid
                  fills less; a block's partial warp is a whole warp)
-    mem_hide   = min(1, warps/SM * LOADS_IN_FLIGHT_PER_WARP * bytes per load request
+    in_flight  = min(LOADS_IN_FLIGHT_PER_WARP, max(1, global load requests / (B * ceil(T / B
+                 / 32))))  (a warp cannot have more loads in flight than it issues: one load
+                 per thread is one in flight, whatever the cap)
+    mem_hide   = min(1, warps/SM * in_flight * bytes per load request
                         / (DRAM B/s / SMs * DRAM_LATENCY))
+                 (bytes per request: what the lanes ask for, at most its sectors' bytes:
+                  a request's extra sectors are traffic, they deliver no asked bytes)
+    l2_hide    = the same with the request's sector bytes (the L2 term moves sectors)
                  (Little's law: bytes in flight per SM needed to cover the DRAM latency;
-                  ILP is not visible in the counters, so a fixed loads-in-flight is assumed)
+                  ILP is not visible in the counters, so the cap is an assumed figure)
     comp_hide  = min(1, warps/SM / (ISSUE_WARPS_PER_SCHEDULER * schedulers))
     sectors    = global load + store sectors;  sector_bytes = 32 * sectors
                  (every sector is charged to L2: the profiler's L1 misses,
@@ -26,7 +32,7 @@ Per kernel (``L`` launches, ``B`` blocks, ``T`` threads; all counters summed ove
                  traffic beyond every buffer once is re-reads, served by L2 but L2_MISS),
                  at most the sectors (and atomic requests' sectors) the kernel touches
     dram_s     = dram_bytes / DRAM B/s / mem_hide
-    l2_s       = sector_bytes / (L2_OVER_DRAM * DRAM B/s) / mem_hide
+    l2_s       = sector_bytes / (L2_OVER_DRAM * DRAM B/s) / l2_hide
     shared_s   = shared wavefronts / (SMs * clock) / comp_hide   (one wavefront per clock)
     compute_s  = FLOPs / peak(dtype) / comp_hide
     issue_s    = warp instructions / (SMs * schedulers * clock) / comp_hide, with warp
@@ -181,9 +187,20 @@ def kernel_time(k: KernelInputs, gpu: GpuSpec) -> KernelTime:
     warps = max(min(float(active), grid_warps), 1.0 / 32.0)
 
     loads = _c(c, "global_load_requests")
-    per_req = 32.0 * _c(c, "global_load_sectors") / loads if loads else 128.0
+    sector_bytes_loaded = 32.0 * _c(c, "global_load_sectors")
+    # Bytes a request asks for: the sectors an uncoalesced request also drags in are traffic,
+    # not bytes that cover latency (older profiles lack the counter: the sectors stand in).
+    asked = _c(c, "global_load_bytes") or sector_bytes_loaded
+    per_req = min(asked, sector_bytes_loaded) / loads if loads else 128.0
+    sectors_per_req = sector_bytes_loaded / loads if loads else 128.0
     need = gpu.dram_bytes_per_s / gpu.sms * DRAM_LATENCY_S
-    mem_hide = min(1.0, warps * LOADS_IN_FLIGHT_PER_WARP * per_req / need) if loads else 1.0
+    # Loads a warp issues in all: its in-flight loads can be no more (a thread that loads one
+    # element has one load in flight, so a vector load's 4x bytes per request show).
+    loads_per_warp = loads / (blocks * -(-block // 32))
+    in_flight = min(float(LOADS_IN_FLIGHT_PER_WARP), max(1.0, loads_per_warp))
+    mem_hide = min(1.0, warps * in_flight * per_req / need) if loads else 1.0
+    # The L2 term moves sectors, and every sector of a request is in flight at once.
+    l2_hide = min(1.0, warps * in_flight * sectors_per_req / need) if loads else 1.0
     comp_hide = min(1.0, warps / (ISSUE_WARPS_PER_SCHEDULER * gpu.warp_schedulers_per_sm))
 
     sector_bytes = 32.0 * (_c(c, "global_load_sectors") + _c(c, "global_store_sectors"))
@@ -194,7 +211,7 @@ def kernel_time(k: KernelInputs, gpu: GpuSpec) -> KernelTime:
     touched = sector_bytes + 32.0 * _c(c, "global_atomic_requests")
     dram_bytes = min(dram_bytes, touched) if touched > 0 else dram_bytes
     dram_s = dram_bytes / gpu.dram_bytes_per_s / mem_hide
-    l2_s = sector_bytes / (L2_OVER_DRAM * gpu.dram_bytes_per_s) / mem_hide
+    l2_s = sector_bytes / (L2_OVER_DRAM * gpu.dram_bytes_per_s) / l2_hide
     clock_sm = gpu.sms * gpu.boost_clock_hz
     shared_s = (_c(c, "shared_load_wavefronts") + _c(c, "shared_store_wavefronts")) \
         / clock_sm / comp_hide

@@ -13,9 +13,11 @@ N = 2 ** 24  # elements
 
 def _stream(load_sectors_per_request: int = 4, **extra: float) -> dict[str, float]:
     """An elementwise y = f(x) over N fp32 with 256-thread blocks: N/32 warp requests each
-    way; a coalesced warp request touches 32 lanes x 4 B = 128 B = 4 sectors."""
+    way; a coalesced warp request touches 32 lanes x 4 B = 128 B = 4 sectors. The lanes ask
+    for 4 B each whatever the sectors (``global_load_bytes``)."""
     return {"launches": 1, "blocks": N / 256, "threads": N, "global_load_requests": N / 32,
             "global_load_sectors": load_sectors_per_request * N / 32,
+            "global_load_bytes": 4 * N,
             "global_store_requests": N / 32, "global_store_sectors": 4 * N / 32, **extra}
 
 
@@ -23,28 +25,61 @@ def test_coalesced_stream_is_dram_bound_at_full_bandwidth():
     t = kernel_time(KernelInputs(_stream(), registers=16, compulsory_bytes=2 * 4 * N), H100)
     # 256 threads = 8 warps/block; 16 regs never bind; 2048 threads/SM -> 8 blocks = 64 warps.
     assert t.occupancy == 1.0 and t.warps_per_sm == 64
-    # Little's law: 64 warps x 2 loads x 128 B = 16384 B in flight per SM, needed
-    # 3.35e12 / 132 x 500e-9 = 12689 B -> mem_hide = 1.
-    assert t.mem_hide == 1.0
+    # Little's law: each thread loads one element, so a warp has 1 load in flight (not the
+    # cap of 2): 64 warps x 1 x 128 B = 8192 B per SM, against the
+    # 3.35e12 / 132 x 500e-9 = 12689.4 B needed -> mem_hide = 0.6456.
+    hide = 64 * 128 / (3.35e12 / 132 * 500e-9)
+    assert t.mem_hide == pytest.approx(hide, rel=1e-9)
     # sectors x 32 B = 2 x 2^24 x 4 B = 2^27 B = the compulsory bytes: no re-reads.
-    assert t.dram_s == pytest.approx(2 ** 27 / 3.35e12, rel=1e-9)  # 40.06 us
-    assert t.l2_s == pytest.approx(2 ** 27 / (2.5 * 3.35e12), rel=1e-9)  # 16.0 us
+    assert t.dram_s == pytest.approx(2 ** 27 / 3.35e12 / hide, rel=1e-9)  # 62.06 us
+    assert t.l2_s == pytest.approx(2 ** 27 / (2.5 * 3.35e12) / hide, rel=1e-9)  # 24.8 us
     # 2^20 warp instructions / (132 SMs x 4 schedulers x 1.98e9) = 1.0 us
     assert t.issue_s == pytest.approx(2 ** 20 / (132 * 4 * 1.98e9), rel=1e-9)
     assert t.bound == "dram"
+    assert t.seconds == pytest.approx(3e-6 + 2 ** 27 / 3.35e12 / hide, rel=1e-9)  # 65.06 us
+
+
+def test_float4_loads_cover_the_latency_a_float_load_cannot():
+    # The same stream with one float4 per thread: N/128 warp requests of 32 lanes x 16 B =
+    # 512 B = 16 sectors. 64 warps x 1 x 512 B = 32768 B in flight >= 12689 B: mem_hide 1.
+    c = _stream(blocks=N / 1024, threads=N / 4, global_load_requests=N / 128,
+                global_load_sectors=N / 8, global_store_requests=N / 128,
+                global_store_sectors=N / 8)
+    t = kernel_time(KernelInputs(c, registers=16, compulsory_bytes=2 * 4 * N), H100)
+    assert t.mem_hide == 1.0 and t.bound == "dram"
     assert t.seconds == pytest.approx(3e-6 + 2 ** 27 / 3.35e12, rel=1e-9)  # 43.06 us
+    scalar = kernel_time(KernelInputs(_stream(), registers=16, compulsory_bytes=2 * 4 * N), H100)
+    assert t.seconds < scalar.seconds
 
 
-def test_uncoalesced_loads_are_l2_bound():
+def test_two_loads_per_thread_are_two_in_flight():
+    # c = a + b: two independent loads per thread, 2N/32 requests over N/32 warps: the cap
+    # of 2 in flight per warp, 64 x 2 x 128 B = 16384 B >= 12689 B -> mem_hide 1.
+    c = _stream(global_load_requests=2 * N / 32, global_load_sectors=8 * N / 32,
+                global_load_bytes=8 * N)
+    t = kernel_time(KernelInputs(c, registers=16, compulsory_bytes=3 * 4 * N), H100)
+    assert t.mem_hide == 1.0
+
+
+def test_uncoalesced_loads_pay_sectors_at_l2_and_latency_at_dram():
     t = kernel_time(KernelInputs(_stream(load_sectors_per_request=32), registers=16,
                                  compulsory_bytes=2 * 4 * N), H100)
     # sector bytes = 32 B x (32 + 4) x N/32 = 36 x 2^24 = 603,979,776 B
     sector_bytes = 36 * 2 ** 24
-    # DRAM: compulsory 2^27 + 10 % of the excess re-reads
-    assert t.dram_s == pytest.approx((2 ** 27 + 0.1 * (sector_bytes - 2 ** 27)) / 3.35e12)
-    # L2 at 2.5 x 3.35e12 B/s: 72.1 us, more than DRAM's 54.1 us
-    assert t.l2_s == pytest.approx(sector_bytes / 8.375e12) and t.bound == "l2"
-    assert t.seconds == pytest.approx(3e-6 + sector_bytes / 8.375e12)
+    # DRAM's cover: the 128 B the lanes ask for per request, not the 1024 B of sectors (the
+    # extra sectors deliver no asked bytes): mem_hide 0.6456 as for the coalesced stream.
+    hide = 64 * 128 / (3.35e12 / 132 * 500e-9)
+    assert t.mem_hide == pytest.approx(hide)
+    # DRAM: compulsory 2^27 + 10 % of the excess re-reads, over that cover: 83.8 us
+    dram_s = (2 ** 27 + 0.1 * (sector_bytes - 2 ** 27)) / 3.35e12 / hide
+    assert t.dram_s == pytest.approx(dram_s)
+    # L2 moves sectors, all 32 of a request in flight at once: 64 x 1024 B >= 12689 B, so it
+    # is covered: 603,979,776 B at 2.5 x 3.35e12 B/s = 72.1 us, under DRAM's 83.8 us.
+    assert t.l2_s == pytest.approx(sector_bytes / 8.375e12) and t.bound == "dram"
+    assert t.seconds == pytest.approx(3e-6 + dram_s)
+    coalesced = kernel_time(KernelInputs(_stream(), registers=16, compulsory_bytes=2 * 4 * N),
+                            H100)
+    assert t.seconds > coalesced.seconds
 
 
 def test_small_grid_is_latency_bound():
