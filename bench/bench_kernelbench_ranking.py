@@ -4,7 +4,8 @@ Data (not shipped: the solutions carry no licence): a folder with ``manifest.jso
 ``{"file", "problem", "model", "torch_speedup", "split"}``, split ``dev`` or ``held-out``) and
 ``solutions/<file>``; the problems (KernelBench level 1 reference files) in ``--problems``.
 Within a problem every solution was timed against the same reference on one GPU, so the one
-with the larger ``torch_speedup`` is the faster; ties are skipped.
+with the larger ``torch_speedup`` is the faster; ties are skipped, and so are held-out pairs
+closer than the manifest's optional ``min_pair_ratio`` (the set's label resolution).
 
 Per solution: code length (non-blank lines of its CUDA sources), the static features
 (``extract_values``), the profile features and the timing model's time (``features
@@ -122,8 +123,10 @@ def profile_all(frame: pd.DataFrame, threads: int, budget: float | None, gpu: Gp
         return pd.DataFrame(list(pool.map(one, range(len(frame)))), index=frame.index)
 
 
-def pairs(frame: pd.DataFrame, split: str) -> list[tuple[int, int]]:
-    """(faster, slower) index pairs within each problem of ``split``; ties skipped."""
+def pairs(frame: pd.DataFrame, split: str, min_ratio: float = 1.0) -> list[tuple[int, int]]:
+    """(faster, slower) index pairs within each problem of ``split``; ties skipped, and pairs
+    whose speedups are less than ``min_ratio`` apart (a set's label resolution: a manifest's
+    ``min_pair_ratio``, for the held-out rows)."""
     out = []
     sub = frame[frame["split"] == split]
     for _, group in sub.groupby("problem"):
@@ -131,7 +134,7 @@ def pairs(frame: pd.DataFrame, split: str) -> list[tuple[int, int]]:
         for a_pos, a in enumerate(idx):
             for b in idx[a_pos + 1:]:
                 sa, sb = frame.at[a, "torch_speedup"], frame.at[b, "torch_speedup"]
-                if sa != sb:
+                if sa != sb and max(sa, sb) >= min_ratio * min(sa, sb):
                     out.append((a, b) if sa > sb else (b, a))
     return out
 
@@ -185,13 +188,13 @@ def feature_sets(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
             "static+profile": pd.concat([static, prof], axis=1)}
 
 
-def evaluate(frame: pd.DataFrame, dev_only: bool) -> dict:
-    """Accuracies per score on DEV (and HELD-OUT unless ``dev_only``), all pairs and the
-    pairs whose two members both profiled."""
+def evaluate(frame: pd.DataFrame, dev_only: bool, held_min_ratio: float = 1.0) -> dict:
+    """Accuracies per score on DEV (and HELD-OUT unless ``dev_only``, its pairs at least
+    ``held_min_ratio`` apart), all pairs and the pairs whose two members both profiled."""
     ok = frame["profile.reason"].fillna("x") == ""
     sets = feature_sets(frame)
     dev = pairs(frame, "dev")
-    held = [] if dev_only else pairs(frame, "held-out")
+    held = [] if dev_only else pairs(frame, "held-out", held_min_ratio)
     both = {name: [p for p in prs if ok[p[0]] and ok[p[1]]] for name, prs in
             (("dev", dev), ("held-out", held))}
     lengths = frame["length"].to_numpy(float)
@@ -242,7 +245,10 @@ def main() -> None:
         or DEFAULT_GPU
     prof = profile_all(frame, args.threads, args.budget, gpu_spec(gpu_name))
     frame = pd.concat([frame, static, prof], axis=1)
-    results = evaluate(frame, args.dev_only)
+    min_ratio = float(manifest.get("min_pair_ratio", 1.0)) if isinstance(manifest, dict) \
+        else 1.0
+    results = evaluate(frame, args.dev_only, min_ratio)
+    results["held_out_min_pair_ratio"] = min_ratio
     results["profile_wall_s"] = round(time.monotonic() - start, 1)
     results["gpu"] = gpu_name
     results["failures"] = frame.loc[frame["profile.reason"] != "", ["problem", "model",
