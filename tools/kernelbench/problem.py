@@ -50,7 +50,8 @@ class Problem(BaseModel):
         path: The problem file.
         id: Its id: the path relative to the problems folder without ``.py``, else the stem.
         text: The file's text.
-        sizes: Module-level integer constants, in file order (the sizes the inputs read).
+        sizes: Module-level integer constants, in file order (the sizes the inputs read), and
+            the elements of integer tuples and lists (``name__0``...).
         atol: Absolute tolerance.
         rtol: Relative tolerance.
         has_init_inputs: Whether the file defines ``get_init_inputs``.
@@ -153,8 +154,9 @@ def _int_constants(tree: ast.Module) -> dict[str, int]:
     for name, value in (b for stmt in tree.body for b in _bindings(stmt)):
         if _positive_int(value):
             sizes[name] = _int_literal(value)  # type: ignore[assignment]
-        elif isinstance(value, ast.Tuple) and value.elts and all(map(_positive_int, value.elts)):
-            # Each element scales on its own (tools/kernelbench/sizes.py).
+        elif isinstance(value, ast.Tuple | ast.List) and value.elts and \
+                all(map(_positive_int, value.elts)):
+            # Each element scales on its own (tools/kernelbench/sizes.py), a list's too.
             sizes.update({element_name(name, i): _int_literal(e)  # type: ignore[misc]
                           for i, e in enumerate(value.elts)})
     return sizes

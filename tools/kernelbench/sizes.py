@@ -1,11 +1,14 @@
-"""Size constants of a KernelBench problem, including the elements of integer tuples.
+"""Size constants of a KernelBench problem, including the elements of integer tuples and lists.
 
 KernelBench problems name their sizes as module-level integers (``N = 4096``) and, for the
 scan and loss families, as tuples (``input_shape = (32768,)``, used as
 ``torch.rand(batch_size, *input_shape)``). A tuple's elements scale like any size, so each gets
 a name of its own, ``input_shape__0``, ``input_shape__1``: an identifier, so size expressions
 (``batch_size*input_shape__0``) evaluate over it. Left whole, a (32768,) tuple kept a shrunk
-problem at 32768 x 32768 floats and the reference ran out of memory.
+problem at 32768 x 32768 floats and the reference ran out of memory. The MLP problems pass
+their hidden widths as a list (``layer_sizes = [16384, 16384]``, constructor arguments): its
+elements scale the same way and are written back as a list, else the shrunk problem kept
+16384 x 16384 weights (1 GiB a layer) and its reference was killed for memory.
 
 Dependency-free on purpose: the jailed torch child imports it.
 """
@@ -36,20 +39,24 @@ def tuple_elements(name: str, sizes: dict[str, int]) -> list[str]:
 
 def apply_sizes(namespace: dict[str, Any], sizes: dict[str, int],
                 only_existing: bool = False) -> None:
-    """Set ``sizes`` in a module's namespace, rebuilding tuple constants from their elements.
+    """Set ``sizes`` in a module's namespace, rebuilding tuple and list constants from their
+    elements (each keeps its kind).
 
     Args:
         namespace: The module's ``__dict__``.
         sizes: Size name -> value, element names included.
         only_existing: Set only names the module already binds to an int (or, for elements, a
-            tuple long enough): a candidate's own copies of the problem's sizes, nothing else.
+            tuple or list long enough): a candidate's own copies of the problem's sizes, nothing
+            else.
     """
     for name, value in sizes.items():
         base, sep, index = name.rpartition(ELEMENT_SEP)
         current = namespace.get(base) if sep else None
-        if sep and index.isdigit() and isinstance(current, tuple) and \
+        if sep and index.isdigit() and isinstance(current, tuple | list) and \
                 int(index) < len(current):
-            namespace[base] = (*current[:int(index)], value, *current[int(index) + 1:])
+            # A new object of the same kind: a list the module shares stays as it was.
+            items = [*current[:int(index)], value, *current[int(index) + 1:]]
+            namespace[base] = tuple(items) if isinstance(current, tuple) else items
         elif not only_existing or isinstance(namespace.get(name), int):
             namespace[name] = value
 

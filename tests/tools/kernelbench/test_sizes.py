@@ -82,3 +82,48 @@ def test_a_size_is_never_set_back_by_its_own_statement():
     apply_sizes(namespace, sizes)
     recompute_derived(namespace, source, sizes)
     assert (namespace["height"], namespace["width"], namespace["shape"]) == (16, 16, (8, 16, 16))
+
+
+MLP_PROBLEM = """
+import torch
+class Model(torch.nn.Module):
+    def __init__(self, input_size, layer_sizes, output_size):
+        super().__init__()
+        widths = [input_size, *layer_sizes, output_size]
+        self.net = torch.nn.Sequential(*[torch.nn.Linear(a, b) for a, b in zip(widths, widths[1:])])
+    def forward(self, x):
+        return self.net(x)
+batch_size = 128
+input_size = 16384
+layer_sizes = [16384, 16384]
+output_size = 8192
+def get_inputs():
+    return [torch.rand(batch_size, input_size)]
+def get_init_inputs():
+    return [input_size, layer_sizes, output_size]
+"""
+
+
+def test_list_elements_are_sizes_and_shrink_with_the_rest(tmp_path):
+    # The MLP problems pass their hidden widths as a list of constructor arguments: left
+    # whole, a shrunk problem kept 16384 x 16384 weights per layer.
+    f = tmp_path / "1_MLP.py"
+    f.write_text(MLP_PROBLEM)
+    p = load_problem(f)
+    assert tuple_elements("layer_sizes", p.sizes) == ["layer_sizes__0", "layer_sizes__1"]
+    shrunk = p.shrunk(65536)
+    assert shrunk["batch_size"] * shrunk["input_size"] <= 65536
+    # One factor for every size: the hidden widths shrink as far as the input width does.
+    assert shrunk["layer_sizes__0"] == shrunk["layer_sizes__1"] == shrunk["input_size"] < 16384
+    assert shrunk["output_size"] < 8192
+
+
+def test_apply_rebuilds_lists_as_new_lists():
+    shared = [16384, 16384]
+    problem = {"layer_sizes": shared, "input_size": 16384}
+    apply_sizes(problem, {"layer_sizes__0": 512, "layer_sizes__1": 512, "input_size": 512})
+    assert problem == {"layer_sizes": [512, 512], "input_size": 512}
+    assert isinstance(problem["layer_sizes"], list) and shared == [16384, 16384]
+    candidate = {"layer_sizes": [16384, 16384]}
+    apply_sizes(candidate, {"layer_sizes__1": 512, "input_size": 512}, only_existing=True)
+    assert candidate == {"layer_sizes": [16384, 512]}
