@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
+
+from ranking_set_dev import borrow_dev_rows
 
 SOURCE_REPO = "AffectionateCurry/KernelBench-Leaderboard"
 SOURCE_COMMIT = "325a5d2caea71dc3b47dadae9f574eade9aba15c"
@@ -78,15 +79,7 @@ def build(entries: list[dict], out: Path, dev: Path | None) -> list[dict]:
         for row in rows:
             (out / "solutions" / row["file"]).write_text(entry["models"][row["model"]]["code"])
         held += rows
-    dev_rows: list[dict] = []
-    if dev is not None:
-        manifest = json.loads((dev / "manifest.json").read_text())
-        for row in manifest["solutions"] if isinstance(manifest, dict) else manifest:
-            if row["split"] == "dev":
-                link = out / "solutions" / row["file"]
-                if not link.exists():
-                    os.symlink((dev / "solutions" / row["file"]).resolve(), link)
-                dev_rows.append(row)
+    dev_rows = borrow_dev_rows(dev, out)
     (out / "manifest.json").write_text(json.dumps({"gpu": "h100-sxm",
                                                    "solutions": dev_rows + held}, indent=1))
     return held

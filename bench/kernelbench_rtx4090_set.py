@@ -42,6 +42,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ranking_set_dev import borrow_dev_rows
+
 SOURCE_REPO = "yenhao-huang/KernelBench"
 SOURCE_COMMIT = "553f4544d39517e2031fcf5b23a8a4ccff675921"
 PROBLEMS_REPO = "AffectionateCurry/KernelBench-Leaderboard"
@@ -194,15 +196,7 @@ def build(src: Path, out: Path, problems: dict[tuple[int, str], tuple[str, str, 
                    "source_path": rec["path"], "problem_source": source}
             (out / "solutions" / row["file"]).write_text(rec["text"])
             held.append(row)
-    dev_rows: list[Record] = []
-    if dev is not None:
-        manifest = json.loads((dev / "manifest.json").read_text())
-        for row in manifest["solutions"] if isinstance(manifest, dict) else manifest:
-            if row["split"] == "dev":
-                link = out / "solutions" / row["file"]
-                if not link.exists():
-                    os.symlink((dev / "solutions" / row["file"]).resolve(), link)
-                dev_rows.append(row)
+    dev_rows = borrow_dev_rows(dev, out)
     (out / "manifest.json").write_text(json.dumps(
         {"gpu": "rtx4090", "min_pair_ratio": MIN_PAIR_RATIO, "solutions": dev_rows + held},
         indent=1))
