@@ -30,6 +30,64 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.skip("nvcc not found (PATH, CUDA_HOME or nvidia-cuda-nvcc wheel)")
 
 
+#: Modules that run on one xdist worker, first (``--dist loadgroup`` hands out the largest group
+#: first): between them they build every trusted entry of the shared KernelBench emulator cache
+#: cold (runtime, module library, the clang and g++ light/device and full precompiled headers:
+#: minutes each, one compiler each, under a per-entry lock), and test_kb_profile's module
+#: fixture is built once instead of once per worker.
+KB_COLD_GROUP = "kernelbench-cold"
+KB_COLD_MODULES = frozenset({"tests/tools/kernelbench/test_cpu_build.py",
+                             "tests/tools/kernelbench/test_cpu_light.py",
+                             "tests/tools/simulation/test_kb_profile.py"})
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]):
+    """Order the suite so that no xdist worker waits on another's cold KernelBench build.
+
+    Spread over both workers, the second worker to reach a trusted cache entry sat idle on its
+    lock for up to two minutes at a time. Now the modules that build those entries form one
+    group, run first on one worker while the other runs the rest of the suite, and the other
+    KernelBench tests (which only read the entries) come last, slow ones first, when the
+    entries are built. A wrapper: it marks before xdist's hook of this name names the groups.
+    """
+    for item in items:
+        if item.nodeid.split("::", 1)[0] in KB_COLD_MODULES:  # rootdir-relative path
+            item.add_marker(pytest.mark.xdist_group(KB_COLD_GROUP))
+
+    def late(item: pytest.Item) -> tuple[bool, bool]:
+        kb = (item.get_closest_marker("kernelbench") is not None
+              and item.get_closest_marker("xdist_group") is None)
+        return kb, kb and item.get_closest_marker("slow") is None
+
+    items[:] = sorted(items, key=late)  # stable: the same order on every worker
+    result = yield
+    if getattr(config.option, "loadgroup", False):
+        _name_groups(items)
+    return result
+
+
+def _name_groups(items: list[pytest.Item]) -> None:
+    """Give each ``xdist_group`` test the ``@group`` suffix xdist's loadgroup scheduler reads.
+
+    xdist (3.8) sets the suffix on ``item._nodeid``, which pytest 9 no longer reads (the id is
+    ``item._id``): there its groups were silently ignored. Where xdist's suffix took, no-op.
+    """
+    for item in items:
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                        for m in item.iter_markers("xdist_group")})
+        if not names:
+            continue
+        suffix = "@" + "_".join(names)
+        if item.nodeid.endswith(suffix):
+            continue
+        node_id = getattr(item, "_id", None)
+        if node_id is not None and hasattr(node_id, "parse"):
+            item._id = type(node_id).parse(item.nodeid + suffix)
+        else:
+            item._nodeid = item.nodeid + suffix
+
+
 def _kb_emulator_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # Under xdist the base temp is the worker's folder inside the session's folder.
     base = tmp_path_factory.getbasetemp()
