@@ -23,7 +23,6 @@ The libraries are copied beside each extension, which finds them through ``$ORIG
 
 from __future__ import annotations
 
-import fcntl
 import functools
 import hashlib
 import importlib.metadata
@@ -33,8 +32,6 @@ import re
 import shutil
 import sysconfig
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -180,16 +177,7 @@ def tree_hash(folder: Path) -> str:
     return h.hexdigest()[:16]
 
 
-@contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """One builder per cache entry across processes (the others wait, then find it built)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+locked = buildcache.locked  # kept here: the KernelBench builders import it from this module
 
 
 # ----------------------------------------------------------------------------- trusted parts

@@ -10,7 +10,10 @@ Jailed processes never see the cache folder writable (they get single files, rea
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from structcover.tools.data.atomic import write_text
@@ -63,3 +66,16 @@ def verified(path: Path) -> bool:
     if ok:
         _checked.add(identity)
     return ok
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """One builder per cache entry across processes and threads (the others wait on ``path``,
+    an ``flock``ed lock file, then find the entry built)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -123,15 +123,19 @@ def _compile_untrusted(cmd: list[str], timeout_s: float, *, readable: list[Path]
 
 
 def _atomic_build(final: Path, build) -> Path:
-    """Run ``build(tmp_path)`` and rename its output to ``final`` unless someone beat us.
+    """Run ``build(tmp_path)`` and rename its output to ``final``, one builder at a time.
 
     Entries are sealed with their hash (``buildcache``): one whose bytes changed since it was
     built is built again, never trusted by its name.
     """
     if buildcache.verified(final):
         return final
-    atomic_write(final, build, executable=True)
-    buildcache.seal(final)
+    # One builder per entry: without the lock, every worker sharing a cold cache compiled all
+    # the runtime units and the precompiled header at once (the demo and the test workers did).
+    with buildcache.locked(final.with_name(final.name + ".lock")):
+        if not buildcache.verified(final):  # built while this one waited
+            atomic_write(final, build, executable=True)
+            buildcache.seal(final)
     return final
 
 
