@@ -28,8 +28,8 @@ Run::
 
 (the level-2 set: ``--problems bench/data/kernelbench_l2/problems``; the level-3 set:
 ``--problems bench/data/kernelbench_l3/problems`` followed by the level-1 folders for the dev
-rows; the H100 set, built by ``bench/kernelbench_h100_set.py``: ``--problems OUT/problems``
-followed by the level-1 folders)
+rows; the H100 and RTX 4090 sets, built by ``bench/kernelbench_h100_set.py`` and
+``bench/kernelbench_rtx4090_set.py``: ``--problems OUT/problems`` followed by the level-1 folders)
 
 ``--dev-only`` never touches the held-out rows (use it while choosing anything).
 """
