@@ -19,11 +19,11 @@ Per kernel (``L`` launches, ``B`` blocks, ``T`` threads; all counters summed ove
                  per thread is one in flight, whatever the cap)
     mem_hide   = min(1, warps/SM * in_flight * bytes per load request
                         / (DRAM B/s / SMs * DRAM_LATENCY))
-                 (bytes per request: what the lanes ask for, at most its sectors' bytes:
+                 (Little's law: bytes in flight per SM needed to cover the DRAM latency;
+                  ILP is not visible in the counters, so the cap is an assumed figure;
+                  bytes per request: what the lanes ask for, at most its sectors' bytes:
                   a request's extra sectors are traffic, they deliver no asked bytes)
     l2_hide    = the same with the request's sector bytes (the L2 term moves sectors)
-                 (Little's law: bytes in flight per SM needed to cover the DRAM latency;
-                  ILP is not visible in the counters, so the cap is an assumed figure)
     comp_hide  = min(1, warps/SM / (ISSUE_WARPS_PER_SCHEDULER * schedulers))
     sectors    = global load + store sectors;  sector_bytes = 32 * sectors
                  (every sector is charged to L2: the profiler's L1 misses,
