@@ -103,7 +103,8 @@ def kernel_path(src: Path, run_dir: str, level: int, pid: str, sample: int) -> s
     return os.path.normpath(f"{run_dir}/{target}")
 
 
-def problem_texts(problems_json: Path | None, problems_dir: Path | None, dir_source: str = ""
+def problem_texts(problems_json: Path | None, problems_dir: Path | None, dir_source: str = "",
+                  levels: tuple[int, ...] = LEVELS
                   ) -> dict[tuple[int, str], tuple[str, str, dict[str, str]]]:
     """(level, pid) -> (file stem, problem text, its source) from either problems source.
 
@@ -111,6 +112,7 @@ def problem_texts(problems_json: Path | None, problems_dir: Path | None, dir_sou
         problems_json: the leaderboard's ``data/kernels.json`` (takes precedence).
         problems_dir: a KernelBench folder holding ``level1/`` .. ``level3/``.
         dir_source: ``REPO@COMMIT`` the folder was copied from, recorded in the rows.
+        levels: the levels read from ``problems_dir``.
     """
     dir_repo, _, dir_commit = dir_source.partition("@")
     out: dict[tuple[int, str], tuple[str, str, dict[str, str]]] = {}
@@ -122,7 +124,7 @@ def problem_texts(problems_json: Path | None, problems_dir: Path | None, dir_sou
                 {"repo": PROBLEMS_REPO, "commit": PROBLEMS_COMMIT,
                  "path": f"data/kernels.json: {entry['id']}.reference_code"})
     if problems_dir is not None:
-        for level in LEVELS:
+        for level in levels:
             for path in sorted((problems_dir / f"level{level}").glob("*.py")):
                 # A folder of texts taken from the leaderboard's kernels.json names that file.
                 where = (f"data/kernels.json: level {level} {path.name} reference_code"
@@ -133,11 +135,11 @@ def problem_texts(problems_json: Path | None, problems_dir: Path | None, dir_sou
     return out
 
 
-def candidates(src: Path) -> list[Record]:
-    """Every record that passes the rule, with its kernel text and level."""
+def candidates(src: Path, levels: tuple[int, ...] = LEVELS) -> list[Record]:
+    """Every record of ``levels`` that passes the rule, with its kernel text and level."""
     kept: list[Record] = []
     for run in RUNS:
-        for level in LEVELS:
+        for level in levels:
             run_dir = f"runs/{run}_l{level}"
             results = src / run_dir / "eval_results.json"
             if not results.exists():
@@ -174,12 +176,12 @@ def select(kept: list[Record]) -> dict[tuple[int, str], list[Record]]:
 
 
 def build(src: Path, out: Path, problems: dict[tuple[int, str], tuple[str, str, dict[str, str]]],
-          dev: Path | None) -> list[Record]:
+          dev: Path | None, levels: tuple[int, ...] = LEVELS) -> list[Record]:
     """Write the set's files under ``out``; return its held-out rows."""
     (out / "problems").mkdir(parents=True, exist_ok=True)
     (out / "solutions").mkdir(parents=True, exist_ok=True)
     held: list[Record] = []
-    for (level, pid), recs in sorted(select(candidates(src)).items(),
+    for (level, pid), recs in sorted(select(candidates(src, levels)).items(),
                                      key=lambda kv: (kv[0][0], int(kv[0][1]))):
         if (level, pid) not in problems:
             print(f"warning: no problem text for level {level} problem {pid}; skipped",
@@ -212,23 +214,31 @@ def main() -> int:
     ap.add_argument("--problems-dir", type=Path, help="a KernelBench folder with levelN/")
     ap.add_argument("--problems-source", default="", help="REPO@COMMIT of --problems-dir")
     ap.add_argument("--dev", type=Path, help="a ranking set whose dev rows to add")
+    ap.add_argument("--level", type=int, action="append", choices=(1, 2, 3),
+                    help="a level to read (repeatable; default: the stored set's, level 1); "
+                         "another level is another set: give it its own --reference")
+    ap.add_argument("--reference", type=Path, default=REFERENCE,
+                    help="the stored manifest the rows are checked against")
     args = ap.parse_args()
+    levels = tuple(args.level or LEVELS)
     if args.problems_json is None and args.problems_dir is None:
         ap.error("give --problems-json or --problems-dir")
     try:
-        problems = problem_texts(args.problems_json, args.problems_dir, args.problems_source)
+        problems = problem_texts(args.problems_json, args.problems_dir, args.problems_source,
+                                 levels)
     except (OSError, ValueError, KeyError) as exc:
         print(f"problems source unreadable ({exc})", file=sys.stderr)
         return 2
-    held = build(args.src, args.out, problems, args.dev)
-    if REFERENCE.exists():
-        expected = json.loads(REFERENCE.read_text())["solutions"]
+    held = build(args.src, args.out, problems, args.dev, levels)
+    reference: Path = args.reference
+    if reference.exists():
+        expected = json.loads(reference.read_text())["solutions"]
         key = lambda r: (r["file"], r["problem"], round(r["runtime_ms"], 6))  # noqa: E731
         if sorted(map(key, held)) != sorted(map(key, expected)):
-            print(f"warning: {len(held)} rows differ from the {len(expected)} of {REFERENCE}",
+            print(f"warning: {len(held)} rows differ from the {len(expected)} of {reference}",
                   file=sys.stderr)
     else:
-        print(f"warning: no reference manifest at {REFERENCE}", file=sys.stderr)
+        print(f"warning: no reference manifest at {reference}", file=sys.stderr)
     print(f"{len(held)} held-out rows over {len({r['problem'] for r in held})} problems "
           f"written to {args.out}")
     return 0
