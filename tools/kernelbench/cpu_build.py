@@ -59,7 +59,6 @@ from structcover.tools.kernelbench.cpu_toolchain import (
     flags,
     light_pch,
     link_flags,
-    locked,
     pch_folder,
     pymodule_library,
     runtime_library,
@@ -321,8 +320,7 @@ def _compile_extension(text: str, light: bool, cache_dir: Path, rt: Path, timeou
                                                    if sig else f"compiler exited with {result.returncode}"))
             shutil.move(str(lib), out)
 
-    with locked(final.with_suffix(".lock")):
-        _atomic_build(final, build)
+    _atomic_build(final, build)
     return final, False, extra
 
 

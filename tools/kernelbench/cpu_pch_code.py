@@ -20,7 +20,6 @@ from structcover.tools.kernelbench.cpu_toolchain import (
     flags,
     light_pch,
     link_flags,
-    locked,
     pch_folder,
     torch_paths,
 )
@@ -69,8 +68,7 @@ def pch_library(cache_dir: Path, runtime: Path, timeout_s: float = 900.0) -> Pat
             _weaken_unresolved(obj, link, timeout_s)
             _compile(link, timeout_s)
 
-    with locked(final.with_suffix(".lock")):
-        return _atomic_build(final, build)
+    return _atomic_build(final, build)
 
 
 def _weaken_unresolved(obj: Path, link: list[str], timeout_s: float) -> None:

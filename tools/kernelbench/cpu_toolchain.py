@@ -177,9 +177,6 @@ def tree_hash(folder: Path) -> str:
     return h.hexdigest()[:16]
 
 
-locked = buildcache.locked  # kept here: the KernelBench builders import it from this module
-
-
 # ----------------------------------------------------------------------------- trusted parts
 
 def pch_folder(cache_dir: Path, *, light: bool = False, device: bool = False) -> Path:
@@ -255,7 +252,7 @@ def _precompiled(cache_dir: Path, light: bool, timeout_s: float, device: bool = 
     includes = ["-I", str(LIGHT_DIR), "-I", str(SHIMS_DIR), "-I", str(RUNTIME_DIR)] if device else []
     prelude = _prelude(light, device)
     stub = folder / "kb_torch.hpp"
-    with locked(folder.with_suffix(".lock")):
+    with buildcache.locked(folder.with_suffix(".lock")):
         folder.mkdir(parents=True, exist_ok=True)
         _atomic_build(stub, lambda out: out.write_text(prelude))
         # Both compilers take `-include stub` and find `stub.gch` beside it.
@@ -311,8 +308,7 @@ def runtime_library(cache_dir: Path, timeout_s: float = 600.0) -> Path:
                       f"-Wl,-soname,{final.name}", f"-Wl,--version-script={script}", "-Wl,-Bsymbolic",
                       "-L", str(tp["lib"]), "-lc10"], timeout_s)
 
-    with locked(final.with_suffix(".lock")):
-        return _atomic_build(final, build)
+    return _atomic_build(final, build)
 
 
 
@@ -343,5 +339,4 @@ def pymodule_library(cache_dir: Path, runtime: Path, timeout_s: float = 600.0) -
                   str(sources[0]), str(runtime), f"-Wl,-soname,{final.name}", "-Wl,-rpath,$ORIGIN",
                   "-L", str(tp["lib"]), *TORCH_LIBS], timeout_s)
 
-    with locked(final.with_suffix(".lock")):
-        return _atomic_build(final, build)
+    return _atomic_build(final, build)

@@ -132,7 +132,8 @@ def _atomic_build(final: Path, build) -> Path:
         return final
     # One builder per entry: without the lock, every worker sharing a cold cache compiled all
     # the runtime units and the precompiled header at once (the demo and the test workers did).
-    with buildcache.locked(final.with_name(final.name + ".lock")):
+    # Callers must not hold this same lock (a second flock on it from one process waits forever).
+    with buildcache.locked(final.with_suffix(".lock")):  # the name cache_prune removes
         if not buildcache.verified(final):  # built while this one waited
             atomic_write(final, build, executable=True)
             buildcache.seal(final)
